@@ -1,0 +1,78 @@
+"""Advice types (DESIGN section 3) and the ClassAd attribute names they are published under.
+
+Neutral values are the defaults, so "no advice" and "expired advice" mean the same thing:
+the pool behaves as if the advisor did not exist.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+PRIOR_HOURS_CLASSES = 24
+"""Jobs are classed by their longest earlier attempt in whole hours, 0..23 (paper 000, sec. 4)."""
+
+
+class PowerAdvice(str, Enum):
+    ON = "on"
+    MAY_SLEEP = "may-sleep"
+    RESERVE_OFF = "reserve-off"
+    WAKE = "wake"
+
+
+@dataclass(frozen=True, slots=True)
+class MachineAdvice:
+    """Advice for one machine; a negative rank keeps jobs of that class off the machine."""
+
+    rank: float = 0.0
+    rank_by_prior_hours: tuple[float, ...] | None = None
+    hold: bool = False
+    predicted_idle_s: float | None = None
+    power: PowerAdvice = PowerAdvice.ON
+
+    def rank_for(self, prior_hours: int) -> float:
+        """``AdvisorRankByPriorHours[k]`` falling back to ``AdvisorRank``, as the shipped expressions do."""
+        if self.rank_by_prior_hours is None:
+            return self.rank
+        return self.rank_by_prior_hours[min(prior_hours, len(self.rank_by_prior_hours) - 1)]
+
+
+NEUTRAL_MACHINE_ADVICE = MachineAdvice()
+
+
+@dataclass(frozen=True, slots=True)
+class JobAdvice:
+    """Optional per-job advice (a schedd edit in a live pool; it persists until replaced).
+
+    ``min_idle_s``: the job only matches machines whose ``AdvisorPredictedIdle`` is at least this.
+    ``prio``: higher runs first among the jobs that can match (``JobPrio``).
+    ``hold``: keep the job out of matchmaking.
+    """
+
+    hold: bool = False
+    min_idle_s: float | None = None
+    prio: float = 0.0
+    replicas: int = 1
+
+
+@dataclass(slots=True)
+class Advice:
+    """One round of advice: per machine, and per-job updates."""
+
+    machines: dict[str, MachineAdvice] = field(default_factory=dict)
+    jobs: dict[str, JobAdvice] = field(default_factory=dict)
+
+    def for_machine(self, machine: str) -> MachineAdvice:
+        return self.machines.get(machine, NEUTRAL_MACHINE_ADVICE)
+
+
+ATTRIBUTES = {
+    "rank": "AdvisorRank",
+    "rank_by_prior_hours": "AdvisorRankByPriorHours",
+    "hold": "AdvisorHold",
+    "predicted_idle_s": "AdvisorPredictedIdle",
+    "power": "AdvisorPower",
+    "updated": "AdvisorUpdated",
+    "expires": "AdvisorExpires",
+    "policy": "AdvisorPolicy",
+}

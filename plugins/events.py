@@ -1,0 +1,98 @@
+"""Canonical events (DESIGN section 3): what a live pool or a trace replay tells a policy.
+
+Times are float seconds since the Unix epoch (UTC); a machine is named by its HTCondor ``Machine``.
+Events are frozen so a policy can keep them without copying.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class PowerState(str, Enum):
+    """Power states a machine reports (``rebooted`` marks the instant of a reboot)."""
+
+    ON = "on"
+    SLEEP = "sleep"
+    OFF = "off"
+    BOOTING = "booting"
+    REBOOTED = "rebooted"
+
+
+class AttemptOutcome(str, Enum):
+    """Why an attempt ended; only ``COMPLETED`` yields good energy."""
+
+    COMPLETED = "completed"
+    EVICTED_OWNER = "evicted-owner"
+    EVICTED_REBOOT = "evicted-reboot"
+    REMOVED = "removed"
+    HELD = "held"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSessionStarted:
+    time: float
+    machine: str
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSessionEnded:
+    time: float
+    machine: str
+
+
+@dataclass(frozen=True, slots=True)
+class MachinePowerChanged:
+    time: float
+    machine: str
+    state: PowerState
+
+
+@dataclass(frozen=True, slots=True)
+class JobQueued:
+    """A job entered (or re-entered) the idle queue with what is known at that moment."""
+
+    time: float
+    job_id: str
+    user: str
+    prior_attempts: int = 0
+    longest_prior_attempt_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptStarted:
+    time: float
+    job_id: str
+    machine: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptEnded:
+    time: float
+    job_id: str
+    machine: str
+    outcome: AttemptOutcome
+    started: float
+    active_watts: float = 0.0
+
+
+Event = (
+    OwnerSessionStarted
+    | OwnerSessionEnded
+    | MachinePowerChanged
+    | JobQueued
+    | AttemptStarted
+    | AttemptEnded
+)
+
+ALL_EVENT_KINDS: frozenset[type] = frozenset(
+    {
+        OwnerSessionStarted,
+        OwnerSessionEnded,
+        MachinePowerChanged,
+        JobQueued,
+        AttemptStarted,
+        AttemptEnded,
+    }
+)

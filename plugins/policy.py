@@ -1,0 +1,153 @@
+"""The policy protocol: ``observe(event)`` then ``advise(view, now)``, pure and seeded.
+
+A policy never reads a clock, a file or the network: time arrives as ``now``, the pool arrives as a
+``PoolView``, randomness comes from ``context.rng``. The simulator and the daemon drive the very same
+objects, so a replay predicts a deployment (the COBalD ``regulate()`` split).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from plugins.advice import Advice
+from plugins.events import Event
+
+
+@dataclass(frozen=True, slots=True)
+class MachineInfo:
+    """Static facts about a machine: where it is and what it draws when running a job."""
+
+    name: str
+    cluster: str
+    mtype: str
+    active_watts: float
+    idle_watts: float
+    sleep_watts: float
+
+
+@dataclass(frozen=True, slots=True)
+class MachineView:
+    """A machine the negotiator could use now: awake and free (``idle``) or ``sleep``-ing."""
+
+    name: str
+    state: str
+    free_since: float
+
+
+@dataclass(frozen=True, slots=True)
+class PoolView:
+    """What a policy may look at when advising: the candidate machines and the idle queue shape."""
+
+    machines: Sequence[MachineView]
+    idle_jobs_by_prior_hours: Sequence[int]
+    new_jobs: Sequence[str] = ()
+
+
+class Oracle(Protocol):
+    """Future knowledge, given only to policies whose name says ``oracle`` (or ``crystal``)."""
+
+    def free_until(self, machine: str, t: float) -> float:
+        """When the machine is next taken from jobs (owner login or reboot) after ``t``."""
+        ...
+
+    def job_runtime(self, job_id: str) -> float | None:
+        """The job's execution time, or None when it never finishes."""
+        ...
+
+
+@dataclass
+class PolicyContext:
+    """What a policy is built with: the inventory, a seeded generator, and maybe an oracle."""
+
+    machines: Mapping[str, MachineInfo]
+    seed: int = 0
+    reboot_hour: float = 3.0
+    oracle: Oracle | None = None
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = np.random.default_rng(self.seed)
+
+
+class OptionError(ValueError):
+    """A policy option is unknown or has a bad value; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One tunable of a policy: default, parser from a string, an optional check and a help line."""
+
+    default: Any
+    parse: Callable[[str], Any]
+    help: str
+    check: Callable[[Any], str | None] | None = None
+
+
+class Policy:
+    """Base class for policies registered under the ``htcondor_advisor.policies`` entry points."""
+
+    NAME: ClassVar[str] = "policy"
+    VERSION: ClassVar[str] = "1"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {}
+    WANTS: ClassVar[frozenset[type]] = frozenset()
+    """Event kinds this policy learns from; the driver skips building the others (speed)."""
+    NEEDS_ORACLE: ClassVar[bool] = False
+
+    def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
+        self.context = context
+        self.options = parse_options(type(self), options or {})
+
+    @property
+    def label(self) -> str:
+        """``AdvisorPolicy``: name and version."""
+        return f"{self.NAME}/{self.VERSION}"
+
+    def observe(self, event: Event) -> None:
+        """Learn from one event (default: nothing to learn)."""
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything learned, as JSON-compatible data."""
+        return {}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` returned."""
+
+
+def parse_options(policy: type[Policy], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults overlaid with ``raw`` (strings are parsed); unknown keys and bad values raise."""
+    values = {key: opt.default for key, opt in policy.OPTIONS.items()}
+    for key, value in raw.items():
+        opt = policy.OPTIONS.get(key)
+        if opt is None:
+            known = ", ".join(sorted(policy.OPTIONS)) or "none"
+            raise OptionError(f"policy {policy.NAME!r}: unknown option {key!r} (options: {known})")
+        try:
+            parsed = opt.parse(value) if isinstance(value, str) else value
+        except (TypeError, ValueError) as exc:
+            raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {exc}") from None
+        problem = opt.check(parsed) if opt.check else None
+        if problem:
+            raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {problem}")
+        values[key] = parsed
+    return values
+
+
+def in_range(low: float, high: float) -> Callable[[Any], str | None]:
+    """An ``Option.check`` accepting numbers in [low, high]."""
+
+    def check(value: Any) -> str | None:
+        return None if low <= value <= high else f"expected a number in [{low}, {high}]"
+
+    return check
+
+
+def idle_classes_wanted(view: PoolView) -> Sequence[int]:
+    """The prior-hours classes that have idle jobs right now."""
+    return [k for k, n in enumerate(view.idle_jobs_by_prior_hours) if n]

@@ -7,13 +7,13 @@ the pool behaves as if the advisor did not exist.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 PRIOR_HOURS_CLASSES = 24
 """Jobs are classed by their longest earlier attempt in whole hours, 0..23 (paper 000, sec. 4)."""
 
 
-class PowerAdvice(str, Enum):
+class PowerAdvice(StrEnum):
     ON = "on"
     MAY_SLEEP = "may-sleep"
     RESERVE_OFF = "reserve-off"
@@ -29,9 +29,11 @@ class MachineAdvice:
     hold: bool = False
     predicted_idle_s: float | None = None
     power: PowerAdvice = PowerAdvice.ON
+    expires: float | None = None
+    """When this advice lapses; None means the driver's configured advice lifetime."""
 
     def rank_for(self, prior_hours: int) -> float:
-        """``AdvisorRankByPriorHours[k]`` falling back to ``AdvisorRank``, as the shipped expressions do."""
+        """``AdvisorRankByPriorHours[k]``, else ``AdvisorRank`` (as the shipped expressions)."""
         if self.rank_by_prior_hours is None:
             return self.rank
         return self.rank_by_prior_hours[min(prior_hours, len(self.rank_by_prior_hours) - 1)]

@@ -7,10 +7,10 @@ Events are frozen so a policy can keep them without copying.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class PowerState(str, Enum):
+class PowerState(StrEnum):
     """Power states a machine reports (``rebooted`` marks the instant of a reboot)."""
 
     ON = "on"
@@ -20,7 +20,7 @@ class PowerState(str, Enum):
     REBOOTED = "rebooted"
 
 
-class AttemptOutcome(str, Enum):
+class AttemptOutcome(StrEnum):
     """Why an attempt ended; only ``COMPLETED`` yields good energy."""
 
     COMPLETED = "completed"

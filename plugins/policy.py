@@ -1,8 +1,8 @@
 """The policy protocol: ``observe(event)`` then ``advise(view, now)``, pure and seeded.
 
 A policy never reads a clock, a file or the network: time arrives as ``now``, the pool arrives as a
-``PoolView``, randomness comes from ``context.rng``. The simulator and the daemon drive the very same
-objects, so a replay predicts a deployment (the COBalD ``regulate()`` split).
+``PoolView``, randomness comes from ``context.rng``. The simulator and the daemon drive the
+very same objects, so a replay predicts a deployment (the COBalD ``regulate()`` split).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """In-memory traces: inventory, owner sessions, HTC jobs and unavailability, as numpy columns.
 
 Columns rather than objects keep a full campus year (1.2 M sessions, 0.5 M jobs) small and fast.
-Readers in ``simulator.traces`` build these; the replay consumes them; the scenario generator makes them.
+Readers in ``simulator.traces`` and the scenario generator build these; the replay consumes them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,48 @@
+"""``htcondor-advisor``: one entry point, a subcommand per job (see ``advisor/commands``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from advisor.commands import bench, policies, replay, scenario
+from plugins.policy import OptionError
+from simulator.scenarios.config_checks import ConfigError
+from simulator.sources import SourceError
+from simulator.traces import TraceError
+
+COMMANDS = (scenario, replay, policies, bench)
+USER_ERRORS = (OptionError, ConfigError, SourceError, TraceError, FileNotFoundError)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="htcondor-advisor",
+        description="Energy-aware, learning scheduling advice for HTCondor pools.",
+    )
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args) or 0)
+    except USER_ERRORS as exc:
+        print(f"htcondor-advisor {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""``bench replay``: wall time, events per second and peak memory of one replay."""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from advisor.commands.replay import run_replay
+from advisor.commands.sources_args import add_source_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("bench", help="measure the simulator")
+    parser.add_argument("what", choices=["replay"])
+    add_source_args(parser)
+    parser.add_argument("--policy", default="random")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE")
+    parser.set_defaults(handler=run, no_progress=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    began = time.perf_counter()
+    cpu0 = time.process_time()
+    result = run_replay(args)
+    total = time.perf_counter() - began
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"policy            {result.policy}")
+    print(f"machines          {len(result.pool.names)}")
+    print(f"jobs              {len(result.trace.jobs)}")
+    print(f"owner sessions    {len(result.trace.owners)}")
+    print(f"events            {result.events}")
+    print(f"replay wall s     {result.wall_s:.2f}")
+    print(f"events per s      {result.events / result.wall_s:.0f}")
+    print(f"total wall s      {total:.2f}  (generation or reading included)")
+    print(f"total cpu s       {time.process_time() - cpu0:.2f}")
+    print(f"peak RSS MB       {peak_mb:.0f}")
+    return 0

@@ -1,0 +1,60 @@
+"""``replay``: run a trace under a policy and write ``summary.json`` and ``jobs.csv``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tqdm import tqdm
+
+from advisor.commands.sources_args import add_source_args, parse_sets, source_spec
+from simulator.replay import ReplayResult, build_policy, replay
+from simulator.sources import assemble
+from simulator.summary import format_table, summarize, write_outputs
+
+log = logging.getLogger("htcondor_advisor.replay")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("replay", help="replay a trace under a policy")
+    add_source_args(parser)
+    parser.add_argument("--policy", default="random", help="registered policy name")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
+    parser.add_argument("--out", type=Path, required=True, help="directory for the outputs")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.set_defaults(handler=run)
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
+    """A percent bar on stderr that appears only when the replay takes more than 2 s."""
+    if not enabled:
+        yield None
+        return
+    with tqdm(total=100, unit="%", delay=2.0, desc="replay", leave=False) as bar:
+
+        def update(fraction: float) -> None:
+            bar.update(round(fraction * 100) - bar.n)
+
+        yield update
+
+
+def run_replay(args: argparse.Namespace) -> ReplayResult:
+    trace, notes = assemble(source_spec(args))
+    for note in notes:
+        log.info(note)
+    policy = build_policy(args.policy, trace, parse_sets(args.set), seed=args.seed)
+    with progress_bar(not args.no_progress) as update:
+        return replay(trace, policy, seed=args.seed, on_progress=update)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = run_replay(args)
+    summary = summarize(result)
+    write_outputs(result, summary, args.out)
+    print(format_table(summary))
+    print(f"wrote {args.out / 'summary.json'} and {args.out / 'jobs.csv'}")
+    return 0

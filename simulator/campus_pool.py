@@ -1,0 +1,247 @@
+"""The multi-use ("campus") pool of DESIGN section 5: machines that are asleep, idle, used by their
+owner, running an HTC job, or down; with sleep timers, the job-start delay after an owner leaves,
+the nightly 03:00 reboot, and energy accounted per state and machine.
+
+Machine state lives in parallel lists indexed by machine number: a year has millions of
+transitions and attribute lookups on lists are the cheapest Python offers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from plugins.events import (
+    AttemptOutcome,
+    Event,
+    MachinePowerChanged,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+    PowerState,
+)
+from simulator.engine import Engine
+from simulator.indexed_set import IndexedSet
+from simulator.trace_model import DAY, EPOCH_WEEKDAY, Inventory, OpeningHours
+
+SLEEP, IDLE, OWNER, HTC, DOWN = range(5)
+STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
+MINUTE = 60.0
+
+
+class AttemptListener(Protocol):
+    def attempt_ended(self, job: int, machine: int, outcome: AttemptOutcome) -> None: ...
+
+    def machine_freed(self) -> None: ...
+
+
+class PoolRules:
+    """The campus policy knobs of paper 000 section 5 (defaults are the paper's)."""
+
+    def __init__(
+        self,
+        sleep_open_s: float = 60 * MINUTE,
+        sleep_closed_s: float = 15 * MINUTE,
+        job_delay_open_s: float = 15 * MINUTE,
+        reboot_hour: float = 3.0,
+    ) -> None:
+        self.sleep_open_s = sleep_open_s
+        self.sleep_closed_s = sleep_closed_s
+        self.job_delay_open_s = job_delay_open_s
+        self.reboot_hour = reboot_hour
+
+
+def next_closing(hours: OpeningHours, t: float) -> float:
+    """The first time >= t at which the room is closed (t itself when closed now)."""
+    days = hours.days
+    probe = t
+    for _ in range(8):
+        day = probe // DAY
+        span = days[int((day + EPOCH_WEEKDAY) % 7)]
+        sod = probe - day * DAY
+        if span is None or not (span[0] <= sod < span[1]):
+            return probe
+        probe = day * DAY + span[1]
+    return float("inf")
+
+
+class CampusPool:
+    """Machine states and transitions; tells the listener about ended attempts."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        inventory: Inventory,
+        rules: PoolRules,
+        listener: AttemptListener,
+        emit: Callable[[Event], None] | None,
+    ) -> None:
+        self.engine = engine
+        self.rules = rules
+        self.listener = listener
+        self.emit = emit
+        self.names = [m.name for m in inventory.machines]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.hours = [inventory.clusters[m.cluster].hours for m in inventory.machines]
+        self.watts = [
+            (m.sleep_watts, m.idle_watts, m.active_watts, m.active_watts, 0.0)
+            for m in inventory.machines
+        ]
+        n = len(self.names)
+        start = engine.now()
+        self.state = [IDLE] * n
+        self.since = [start] * n
+        self.seconds = [[0.0] * 5 for _ in range(n)]
+        self.version = [0] * n
+        self.owners = [0] * n
+        self.down = [0] * n
+        self.free_since = [start] * n
+        self.job = [-1] * n
+        self.attempt_start = [0.0] * n
+        self.free_awake = IndexedSet()
+        self.sleeping = IndexedSet()
+        self.changed: set[int] = set()
+        """Machines that became free or fell asleep since the negotiator last looked."""
+        for m in range(n):
+            self._become_idle(m, start)
+
+    # -- transitions -------------------------------------------------------------------------
+    def _enter(self, m: int, state: int, now: float) -> None:
+        old = self.state[m]
+        self.seconds[m][old] += now - self.since[m]
+        self.state[m] = state
+        self.since[m] = now
+        self.version[m] += 1
+        if old == IDLE:
+            self.free_awake.discard(m)
+        elif old == SLEEP:
+            self.sleeping.discard(m)
+
+    def _become_idle(self, m: int, now: float, delay_job: bool = False) -> None:
+        """Idle: schedule sleep, and make the machine matchable (after the owner delay)."""
+        self._enter(m, IDLE, now)
+        hours = self.hours[m]
+        eligible = now
+        if delay_job:
+            closing = next_closing(hours, now)
+            if closing > now:  # open: wait for the job-start delay, or for closing time
+                eligible = min(now + self.rules.job_delay_open_s, closing)
+        quiet = now + self.rules.sleep_closed_s
+        sleep_at = min(now + self.rules.sleep_open_s, max(quiet, next_closing(hours, quiet)))
+        version = self.version[m]
+        self.engine.at(sleep_at, self._sleep_timer, (m, version))
+        if eligible <= now:
+            self._free(m)
+        else:
+            self.engine.at(eligible, self._eligible_timer, (m, version))
+
+    def _eligible_timer(self, arg: tuple[int, int]) -> None:
+        m, version = arg
+        if self.version[m] == version and self.state[m] == IDLE:
+            self._free(m)
+
+    def _free(self, m: int) -> None:
+        self.free_awake.add(m)
+        self.changed.add(m)
+        self.listener.machine_freed()
+
+    def _sleep_timer(self, arg: tuple[int, int]) -> None:
+        m, version = arg
+        if self.version[m] != version or self.state[m] != IDLE:
+            return
+        now = self.engine.now()
+        self._enter(m, SLEEP, now)
+        self.sleeping.add(m)
+        self.changed.add(m)
+        self._power(m, PowerState.SLEEP)
+
+    def _power(self, m: int, state: PowerState) -> None:
+        if self.emit is not None:
+            self.emit(MachinePowerChanged(self.engine.now(), self.names[m], state))
+
+    def _stop_job(self, m: int, outcome: AttemptOutcome) -> None:
+        job = self.job[m]
+        if job >= 0:
+            self.listener.attempt_ended(job, m, outcome)
+            self.job[m] = -1
+
+    # -- trace inputs ------------------------------------------------------------------------
+    def owner_login(self, m: int) -> None:
+        now = self.engine.now()
+        self.owners[m] += 1
+        if self.emit is not None:
+            self.emit(OwnerSessionStarted(now, self.names[m]))
+        if self.state[m] == OWNER or self.down[m]:
+            return
+        self._stop_job(m, AttemptOutcome.EVICTED_OWNER)
+        if self.state[m] == SLEEP:
+            self._power(m, PowerState.ON)
+        self._enter(m, OWNER, now)
+
+    def owner_logout(self, m: int) -> None:
+        now = self.engine.now()
+        self.owners[m] = max(0, self.owners[m] - 1)
+        if self.emit is not None:
+            self.emit(OwnerSessionEnded(now, self.names[m]))
+        if self.owners[m] or self.down[m] or self.state[m] != OWNER:
+            return
+        self.free_since[m] = now
+        self._become_idle(m, now, delay_job=True)
+
+    def reboot_all(self, _: object = None) -> None:
+        """03:00: every machine without a logged-in owner reboots, evicting its job."""
+        now = self.engine.now()
+        for m, state in enumerate(self.state):
+            if state in (OWNER, DOWN):
+                continue
+            self._stop_job(m, AttemptOutcome.EVICTED_REBOOT)
+            self._become_idle(m, now)
+            self._power(m, PowerState.REBOOTED)
+        self.engine.at(now + DAY, self.reboot_all)
+
+    def machine_down(self, m: int) -> None:
+        now = self.engine.now()
+        self.down[m] += 1
+        if self.down[m] == 1:
+            self._stop_job(m, AttemptOutcome.EVICTED_REBOOT)
+            self._enter(m, DOWN, now)
+            self._power(m, PowerState.OFF)
+
+    def machine_up(self, m: int) -> None:
+        now = self.engine.now()
+        self.down[m] = max(0, self.down[m] - 1)
+        if self.down[m] or self.state[m] != DOWN:
+            return
+        self._power(m, PowerState.ON)
+        if self.owners[m]:
+            self._enter(m, OWNER, now)
+        else:
+            self._become_idle(m, now)
+
+    # -- HTC ---------------------------------------------------------------------------------
+    def start_job(self, m: int, job: int) -> None:
+        """Start an attempt (waking the machine if asleep: wake-on-LAN)."""
+        now = self.engine.now()
+        if self.state[m] == SLEEP:
+            self._power(m, PowerState.ON)
+        self._enter(m, HTC, now)
+        self.job[m] = job
+        self.attempt_start[m] = now
+
+    def finish_job(self, m: int, outcome: AttemptOutcome) -> None:
+        """The job on ``m`` completed or was removed: the machine is idle again at once."""
+        self._stop_job(m, outcome)
+        self._become_idle(m, self.engine.now())
+
+    def close(self) -> None:
+        """Account the time up to now for every machine (end of replay)."""
+        now = self.engine.now()
+        for m in range(len(self.state)):
+            self.seconds[m][self.state[m]] += now - self.since[m]
+            self.since[m] = now
+
+    def energy_by_state_wh(self) -> dict[str, float]:
+        totals = [0.0] * 5
+        for secs, watts in zip(self.seconds, self.watts, strict=True):
+            for s in range(5):
+                totals[s] += secs[s] * watts[s] / 3600.0
+        return dict(zip(STATE_NAMES, totals, strict=True))

@@ -1,0 +1,47 @@
+"""A set of ints with O(1) add, discard and uniform random choice (free machines of a pool)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+
+class IndexedSet:
+    """Members kept in a list with a position map; removal swaps the last member into the hole."""
+
+    __slots__ = ("_items", "_pos")
+
+    def __init__(self) -> None:
+        self._items: list[int] = []
+        self._pos: dict[int, int] = {}
+
+    def add(self, item: int) -> None:
+        if item not in self._pos:
+            self._pos[item] = len(self._items)
+            self._items.append(item)
+
+    def discard(self, item: int) -> None:
+        pos = self._pos.pop(item, None)
+        if pos is None:
+            return
+        last = self._items.pop()
+        if pos < len(self._items):
+            self._items[pos] = last
+            self._pos[last] = pos
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._pos
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(list(self._items))
+
+    def sample(self, rng: np.random.Generator, count: int) -> list[int]:
+        """Up to ``count`` distinct members chosen uniformly at random."""
+        n = len(self._items)
+        if count >= n:
+            return [self._items[i] for i in rng.permutation(n)]
+        return [self._items[i] for i in rng.choice(n, size=count, replace=False)]

@@ -1,0 +1,206 @@
+"""HTC jobs during a replay: the idle queue, attempts, removals and the energy of every attempt.
+
+An evicted job goes back to the queue and remembers its longest attempt, which classes it for the
+advice (``AdvisorRankByPriorHours[k]``). Energy of an attempt is its duration times the machine's
+active power (paper 004 sec. V-F); the completing attempt is good energy, every other is wasted.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+import numpy as np
+from sortedcontainers import SortedList
+
+from plugins.advice import PRIOR_HOURS_CLASSES, JobAdvice
+from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
+from simulator.engine import Engine
+from simulator.month_stats import MonthStats
+from simulator.trace_model import Jobs
+
+PENDING, QUEUED, RUNNING, DONE, REMOVED, HELD = range(6)
+
+
+class JobBook:
+    """Every job's state: the negotiator takes jobs from here, the pool reports attempt ends."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        jobs: Jobs,
+        active_watts: list[float],
+        machine_names: list[str],
+        months: MonthStats,
+        emit: Callable[[Event], None] | None,
+        on_queued: Callable[[], None],
+    ) -> None:
+        self.engine = engine
+        self.jobs = jobs
+        self.ids = jobs.job_id
+        self.runtime = jobs.runtime.tolist()
+        self.submit_t = jobs.submit.tolist()
+        self.active_watts = active_watts
+        self.machine_names = machine_names
+        self.months = months
+        self.emit = emit
+        self.on_queued = on_queued
+        n = len(jobs)
+        self.status = [PENDING] * n
+        self.attempts = [0] * n
+        self.longest = [0.0] * n
+        self.good_wh = [0.0] * n
+        self.wasted_wh = [0.0] * n
+        self.finish = [float("nan")] * n
+        self.machine = [-1] * n
+        self.started = [0.0] * n
+        self.queues: list[list[tuple[float, int]]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
+        self.constrained: SortedList = SortedList()
+        self.advice: dict[int, JobAdvice] = {}
+        self.idle_by_class = [0] * PRIOR_HOURS_CLASSES
+        self.idle_total = 0
+        self.new_jobs: list[int] = []
+        self.evictions = {"owner": 0, "reboot": 0}
+        self.pool_finish: Callable[[int, AttemptOutcome], None] | None = None
+
+    # -- queue -------------------------------------------------------------------------------
+    def prior_class(self, j: int) -> int:
+        return min(int(self.longest[j] // 3600), PRIOR_HOURS_CLASSES - 1)
+
+    def _constrained(self, j: int) -> bool:
+        advice = self.advice.get(j)
+        return advice is not None and advice.min_idle_s is not None
+
+    def _enqueue(self, j: int) -> None:
+        advice = self.advice.get(j)
+        if advice is not None and advice.hold:
+            self.status[j] = HELD
+            return
+        self.status[j] = QUEUED
+        if advice is not None and advice.min_idle_s is not None:
+            self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
+        else:
+            k = self.prior_class(j)
+            heapq.heappush(self.queues[k], (self.submit_t[j], j))
+            self.idle_by_class[k] += 1
+        self.idle_total += 1
+        self.on_queued()
+
+    def _dequeue(self, j: int) -> None:
+        """Forget a queued job lazily (heaps keep the entry; pops skip non-queued jobs)."""
+        advice = self.advice.get(j)
+        if advice is not None and advice.min_idle_s is not None:
+            self.constrained.discard((advice.min_idle_s, self.submit_t[j], j))
+        else:
+            self.idle_by_class[self.prior_class(j)] -= 1
+        self.idle_total -= 1
+
+    def submit(self, j: int) -> None:
+        now = self.engine.now()
+        self.new_jobs.append(j)
+        if self.emit is not None:
+            self.emit(JobQueued(now, self.ids[j], self.jobs.user[j]))
+        self.months.add(now, "submitted", 1)
+        self._enqueue(j)
+
+    def apply_advice(self, advice: dict[str, JobAdvice], index: dict[str, int]) -> None:
+        """Per-job advice (a schedd edit live): re-route the job inside the queue."""
+        for job_id, adv in advice.items():
+            j = index[job_id]
+            queued = self.status[j] == QUEUED
+            if queued:
+                self._dequeue(j)
+            self.advice[j] = adv
+            if queued or self.status[j] == HELD:
+                self._enqueue(j)
+
+    def head(self, k: int) -> tuple[float, int] | None:
+        """Oldest queued job of class ``k`` (dropping stale heap entries)."""
+        queue = self.queues[k]
+        while queue:
+            submit, j = queue[0]
+            if self.status[j] == QUEUED and self.prior_class(j) == k and not self._constrained(j):
+                return submit, j
+            heapq.heappop(queue)
+        return None
+
+    def pop_constrained(self, idle_s: float) -> int | None:
+        """The longest job that fits strictly inside ``idle_s`` (Crystal favours long jobs)."""
+        pos = self.constrained.bisect_left((idle_s, -np.inf, -1))
+        if pos == 0:
+            return None
+        return int(self.constrained[pos - 1][2])
+
+    # -- attempts ----------------------------------------------------------------------------
+    def start(self, j: int, m: int) -> None:
+        now = self.engine.now()
+        self._dequeue(j)
+        self.status[j] = RUNNING
+        self.machine[j] = m
+        self.started[j] = now
+        self.attempts[j] += 1
+        if self.emit is not None:
+            self.emit(AttemptStarted(now, self.ids[j], self.machine_names[m]))
+        if self.runtime[j] != float("inf"):
+            self.engine.at(now + self.runtime[j], self._complete, (j, self.attempts[j]))
+
+    def _complete(self, arg: tuple[int, int]) -> None:
+        j, attempt = arg
+        if self.status[j] == RUNNING and self.attempts[j] == attempt and self.pool_finish:
+            self.pool_finish(self.machine[j], AttemptOutcome.COMPLETED)
+
+    def attempt_ended(self, j: int, m: int, outcome: AttemptOutcome) -> None:
+        now = self.engine.now()
+        duration = now - self.started[j]
+        energy = duration * self.active_watts[m] / 3600.0
+        self.longest[j] = max(self.longest[j], duration)
+        self.machine[j] = -1
+        if outcome is AttemptOutcome.COMPLETED:
+            self.good_wh[j] += energy
+            self.status[j] = DONE
+            self.finish[j] = now
+            self.months.add(now, "completed", 1)
+            self.months.add(now, "good_wh", energy)
+            self.months.add(now, "overhead_s", now - self.submit_t[j] - self.runtime[j])
+        else:
+            self.wasted_wh[j] += energy
+            self.months.add(now, "wasted_wh", energy)
+        if self.emit is not None:
+            self.emit(
+                AttemptEnded(
+                    now,
+                    self.ids[j],
+                    self.machine_names[m],
+                    outcome,
+                    self.started[j],
+                    self.active_watts[m],
+                )
+            )
+        if outcome in (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT):
+            cause = "owner" if outcome is AttemptOutcome.EVICTED_OWNER else "reboot"
+            self.evictions[cause] += 1
+            self.months.add(now, f"evictions_{cause}", 1)
+            self._enqueue(j)
+        elif outcome is AttemptOutcome.REMOVED:
+            self.status[j] = REMOVED
+
+    def remove(self, j: int) -> None:
+        """The user removes a job that has not completed (all of its running attempt is wasted)."""
+        status = self.status[j]
+        if status in (DONE, REMOVED, PENDING):
+            return
+        self.months.add(self.engine.now(), "removed", 1)
+        if status == RUNNING and self.pool_finish:
+            self.pool_finish(self.machine[j], AttemptOutcome.REMOVED)
+        else:
+            if status == QUEUED:
+                self._dequeue(j)
+            self.status[j] = REMOVED
+
+    def in_flight_wh(self, now: float) -> float:
+        """Energy of attempts still running when the replay ends (neither good nor wasted)."""
+        return sum(
+            (now - self.started[j]) * self.active_watts[self.machine[j]] / 3600.0
+            for j, s in enumerate(self.status)
+            if s == RUNNING
+        )

@@ -1,0 +1,194 @@
+"""Matchmaking as the negotiator does it with the expressions shipped in ``deploy/``.
+
+Each cycle (every ``interval`` seconds while something changed) the policy is asked for advice on
+the machines that could take a job, then idle jobs are matched oldest first:
+
+- awake free machines first; sleeping machines only for jobs still idle (condor_rooster wakes them);
+- machines with ``AdvisorHold`` are skipped;
+- a job of prior-hours class k takes the free machine with the highest
+  ``AdvisorRankByPriorHours[k]`` (else ``AdvisorRank``), ties broken at random (the default
+  negotiator order is effectively random, paper 000 sec. 7); a negative rank keeps class-k jobs
+  off the machine (the START fragment);
+- jobs with per-job ``min_idle_s`` advice only match machines whose ``AdvisorPredictedIdle`` exceeds
+  it, the longest such job first (``JobPrio``), on machines in rank order.
+
+Advice is asked for incrementally, as a live daemon refreshes it: each cycle only for candidate
+machines that changed since the last cycle or whose advice lapsed (its ``expires``, else the
+configured lifetime); everything else keeps the advice it was last given.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from plugins.policy import MachineView, Policy, PoolView
+from simulator.advice_cache import AdviceCache
+from simulator.campus_pool import CampusPool
+from simulator.engine import Engine
+from simulator.job_book import JobBook
+
+
+class Negotiator:
+    def __init__(
+        self,
+        engine: Engine,
+        pool: CampusPool,
+        book: JobBook,
+        policy: Policy,
+        rng: np.random.Generator,
+        job_index: dict[str, int],
+        interval: float = 60.0,
+        advice_lifetime_s: float = 3600.0,
+    ) -> None:
+        self.engine = engine
+        self.pool = pool
+        self.book = book
+        self.policy = policy
+        self.rng = rng
+        self.job_index = job_index
+        self.interval = interval
+        self.cache = AdviceCache(advice_lifetime_s)
+        self.scheduled = False
+        self.cycles = 0
+        self.matches = 0
+
+    def request(self) -> None:
+        """Something changed: run a cycle at the next negotiation tick."""
+        if not self.scheduled:
+            self.scheduled = True
+            now = self.engine.now()
+            self.engine.at(-(-now // self.interval) * self.interval, self.cycle)
+
+    def cycle(self, _: object = None) -> None:
+        self.scheduled = False
+        pool, book = self.pool, self.book
+        if book.idle_total == 0 or not (pool.free_awake or pool.sleeping):
+            return
+        self.cycles += 1
+        now = self.engine.now()
+        self._refresh_advice(now)
+        for group in (pool.free_awake, pool.sleeping):
+            if book.idle_total == 0:
+                break
+            if not group:
+                continue
+            if self.cache.entries:
+                self._match_ranked(list(group), now)
+            else:
+                self._match_neutral(group)
+
+    def _refresh_advice(self, now: float) -> None:
+        pool, book, cache = self.pool, self.book, self.cache
+        stale = pool.changed
+        stale.update(cache.expire(now))
+        names, since = pool.names, pool.free_since
+        machines = []
+        for m in stale:
+            if m in pool.free_awake:
+                machines.append(MachineView(names[m], "idle", since[m]))
+            elif m in pool.sleeping:
+                machines.append(MachineView(names[m], "sleep", since[m]))
+        pool.changed = set()
+        view = PoolView(
+            machines=machines,
+            idle_jobs_by_prior_hours=tuple(book.idle_by_class),
+            new_jobs=[book.ids[j] for j in book.new_jobs],
+        )
+        book.new_jobs.clear()
+        advice = self.policy.advise(view, now)
+        index = pool.index
+        for mv in machines:
+            cache.store(index[mv.name], advice.machines.get(mv.name), now)
+        for name, adv in advice.machines.items():
+            m = index[name]
+            if m not in stale:
+                cache.store(m, adv, now)
+        if advice.jobs:
+            book.apply_advice(advice.jobs, self.job_index)
+
+    def _start(self, j: int, m: int) -> None:
+        self.book.start(j, m)
+        self.pool.start_job(m, j)
+        self.matches += 1
+
+    def _match_neutral(self, group: object) -> None:
+        """No advice anywhere: oldest jobs first onto machines drawn uniformly at random."""
+        book = self.book
+        machines = group.sample(self.rng, book.idle_total)  # type: ignore[attr-defined]
+        heads = self._heads()
+        for m in machines:
+            if not heads:
+                return
+            _, k = heads[0]
+            head = book.head(k)
+            assert head is not None
+            self._start(head[1], m)
+            self._advance(heads, k)
+
+    def _heads(self) -> list[tuple[float, int]]:
+        heads = []
+        for k in range(len(self.book.queues)):
+            head = self.book.head(k)
+            if head is not None:
+                heads.append((head[0], k))
+        heapq.heapify(heads)
+        return heads
+
+    def _advance(self, heads: list[tuple[float, int]], k: int) -> None:
+        nxt = self.book.head(k)
+        if nxt is None:
+            heapq.heappop(heads)
+        else:
+            heapq.heapreplace(heads, (nxt[0], k))
+
+    def _match_ranked(self, group: list[int], now: float) -> None:
+        cache = self.cache
+        free = [m for m in group if not cache.get(m).hold]
+        if not free:
+            return
+        tiebreak = self.rng.random(len(free))
+        used: set[int] = set()
+        if self.book.constrained:
+            self._match_constrained(free, tiebreak, used, now)
+        orders: dict[int, list[int]] = {}
+        cursor: dict[int, int] = {}
+        heads = self._heads()
+        while heads:
+            _, k = heads[0]
+            order = orders.get(k)
+            if order is None:
+                ranked = sorted(
+                    (-cache.get(m).rank_for(k), tiebreak[i], m) for i, m in enumerate(free)
+                )
+                order = orders[k] = [m for r, _, m in ranked if r <= 0]
+                cursor[k] = 0
+            i = cursor[k]
+            while i < len(order) and order[i] in used:
+                i += 1
+            cursor[k] = i + 1
+            if i >= len(order):
+                heapq.heappop(heads)
+                continue
+            head = self.book.head(k)
+            assert head is not None
+            used.add(order[i])
+            self._start(head[1], order[i])
+            self._advance(heads, k)
+
+    def _match_constrained(
+        self, free: list[int], tiebreak: np.ndarray, used: set[int], now: float
+    ) -> None:
+        cache = self.cache
+        ranked = sorted((-cache.get(m).rank, tiebreak[i], m) for i, m in enumerate(free))
+        for _, _, m in ranked:
+            idle = cache.remaining_idle(m, now)
+            if idle is None:
+                continue
+            j = self.book.pop_constrained(idle)
+            if j is not None:
+                used.add(m)
+                self._start(j, m)
+                if not self.book.constrained:
+                    return

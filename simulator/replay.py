@@ -1,0 +1,152 @@
+"""Replay a trace under a policy: trace streams -> pool and jobs -> events -> policy -> advice ->
+negotiator. The returned ``ReplayResult`` carries everything the summary and ``jobs.csv`` need.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from plugins.events import (
+    Event,
+    MachinePowerChanged,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+)
+from plugins.policy import MachineInfo, Policy, PolicyContext
+from plugins.registry import policy_class
+from simulator.campus_pool import CampusPool, PoolRules
+from simulator.engine import Engine
+from simulator.job_book import JobBook
+from simulator.month_stats import MonthStats
+from simulator.negotiator import Negotiator
+from simulator.oracle import TraceOracle
+from simulator.trace_model import DAY, Trace
+
+MACHINE_EVENTS = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged})
+
+
+@dataclass
+class ReplayResult:
+    policy: str
+    trace: Trace
+    pool: CampusPool
+    book: JobBook
+    months: MonthStats
+    negotiator: Negotiator
+    events: int
+    wall_s: float
+
+
+def machine_infos(trace: Trace) -> dict[str, MachineInfo]:
+    return {
+        m.name: MachineInfo(m.name, m.cluster, m.mtype, m.active_watts, m.idle_watts, m.sleep_watts)
+        for m in trace.inventory.machines
+    }
+
+
+def build_policy(
+    name: str, trace: Trace, options: Mapping[str, Any] | None = None, seed: int = 0
+) -> Policy:
+    """Instantiate a registered policy for this trace (oracles get the trace's future)."""
+    cls = policy_class(name)
+    context = PolicyContext(machines=machine_infos(trace), seed=seed)
+    if cls.NEEDS_ORACLE:
+        context.oracle = TraceOracle(trace)
+    return cls(context, options)
+
+
+def _pairs(times: np.ndarray, args: np.ndarray) -> Iterator[tuple[float, Any]]:
+    order = np.argsort(times, kind="stable")
+    return zip(times[order].tolist(), args[order].tolist(), strict=True)
+
+
+def _emitter(policy: Policy, kinds: frozenset[type]) -> Callable[[Event], None] | None:
+    wanted = policy.WANTS & kinds
+    if not wanted:
+        return None
+    observe = policy.observe
+
+    def emit(event: Event) -> None:
+        if type(event) in wanted:
+            observe(event)
+
+    return emit
+
+
+def replay(
+    trace: Trace,
+    policy: Policy,
+    seed: int = 0,
+    rules: PoolRules | None = None,
+    negotiation_interval: float = 60.0,
+    on_progress: Callable[[float], None] | None = None,
+) -> ReplayResult:
+    """Run the whole trace; ``on_progress(fraction)`` is called as simulated days pass."""
+    rules = rules or PoolRules()
+    engine = Engine(trace.start)
+    months = MonthStats(trace.start, trace.end)
+    inv = trace.inventory
+    names = [m.name for m in inv.machines]
+    negotiator_ref: list[Negotiator] = []
+
+    def wake_negotiator() -> None:
+        if negotiator_ref:
+            negotiator_ref[0].request()
+
+    book = JobBook(
+        engine,
+        trace.jobs,
+        [m.active_watts for m in inv.machines],
+        names,
+        months,
+        _emitter(policy, policy.WANTS - MACHINE_EVENTS),
+        wake_negotiator,
+    )
+
+    class Listener:
+        attempt_ended = staticmethod(book.attempt_ended)
+        machine_freed = staticmethod(wake_negotiator)
+
+    pool = CampusPool(engine, inv, rules, Listener(), _emitter(policy, MACHINE_EVENTS))
+    book.pool_finish = pool.finish_job
+    rng = np.random.default_rng(seed + 7919)
+    job_index = {job_id: j for j, job_id in enumerate(trace.jobs.job_id)}
+    negotiator = Negotiator(engine, pool, book, policy, rng, job_index, negotiation_interval)
+    negotiator_ref.append(negotiator)
+
+    owners, jobs, down = trace.owners, trace.jobs, trace.unavailability
+    engine.feed(_pairs(owners.login, owners.machine), pool.owner_login)
+    engine.feed(_pairs(owners.logout, owners.machine), pool.owner_logout)
+    engine.feed(_pairs(jobs.submit, np.arange(len(jobs))), book.submit)
+    removable = np.flatnonzero(np.isfinite(jobs.remove))
+    engine.feed(_pairs(jobs.remove[removable], removable), book.remove)
+    engine.feed(_pairs(down.start, down.machine), pool.machine_down)
+    engine.feed(_pairs(down.end, down.machine), pool.machine_up)
+    first_reboot = trace.start - trace.start % DAY + rules.reboot_hour * 3600.0
+    if first_reboot <= trace.start:
+        first_reboot += DAY
+    engine.at(first_reboot, pool.reboot_all)
+
+    advance = None
+    if on_progress is not None:
+        span = max(trace.end - trace.start, 1.0)
+        next_tick = [trace.start]
+        report = on_progress
+
+        def advance(t: float) -> None:
+            if t >= next_tick[0]:
+                next_tick[0] = t + DAY
+                report(min(1.0, (t - trace.start) / span))
+
+    began = time.perf_counter()
+    events = engine.run(trace.end, advance)
+    pool.close()
+    wall = time.perf_counter() - began
+    if on_progress is not None:
+        on_progress(1.0)
+    return ReplayResult(policy.label, trace, pool, book, months, negotiator, events, wall)

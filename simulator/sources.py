@@ -1,0 +1,97 @@
+"""Assemble a replayable ``Trace`` from the sources a user names: the campus generator, trace
+files, an SWF job log, or an FTA availability trace (machines that come and go).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from simulator.scenarios.campus import generate_campus, load_campus_config
+from simulator.trace_model import DAY, Jobs, OwnerSessions, Trace
+from simulator.traces import (
+    fta_unavailability,
+    read_fta,
+    read_inventory,
+    read_jobs,
+    read_owner_sessions,
+    read_swf,
+    swf_jobs,
+)
+
+
+@dataclass
+class SourceSpec:
+    """What the user asked for; exactly one machine source (campus, machines file or FTA)."""
+
+    scenario: str | None = None
+    scenario_config: Path | None = None
+    days: int | None = None
+    scale: float = 1.0
+    seed: int = 1
+    machines: Path | None = None
+    owners: Path | None = None
+    jobs: Path | None = None
+    swf: Path | None = None
+    fta: Path | None = None
+    fta_nodes: int | None = None
+
+
+class SourceError(ValueError):
+    """The combination of sources is not replayable; the message says what to add or drop."""
+
+
+def _shift(jobs: Jobs, to: float) -> Jobs:
+    """Move a job log so its first submission is at ``to`` (SWF logs start at their own epoch)."""
+    if not len(jobs):
+        return jobs
+    delta = to - float(jobs.submit[0])
+    return Jobs(jobs.job_id, jobs.user, jobs.submit + delta, jobs.runtime, jobs.remove + delta)
+
+
+def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
+    """The trace and notes for the user (e.g. how many SWF jobs had no run time)."""
+    notes: list[str] = []
+    chosen = [s for s in (spec.scenario, spec.machines, spec.fta) if s is not None]
+    if len(chosen) != 1:
+        raise SourceError(
+            "name exactly one machine source: --scenario campus, --machines F or --fta F"
+        )
+    if spec.scenario is not None:
+        if spec.scenario != "campus":
+            raise SourceError(f"unknown scenario {spec.scenario!r}; available: campus")
+        config = load_campus_config(spec.scenario_config)
+        trace = generate_campus(config, days=spec.days or 365, scale=spec.scale, seed=spec.seed)
+    elif spec.machines is not None:
+        if spec.owners is None or (spec.jobs is None and spec.swf is None):
+            raise SourceError("--machines needs --owners F and a job source (--jobs F or --swf F)")
+        inventory = read_inventory(spec.machines)
+        owners = read_owner_sessions(spec.owners, inventory)
+        start = float(owners.login[0]) if len(owners) else 0.0
+        trace = Trace(inventory, owners, Jobs([], [], *(np.empty(0),) * 3), start, start)
+    else:
+        assert spec.fta is not None
+        inventory, down = fta_unavailability(read_fta(spec.fta), limit=spec.fta_nodes)
+        start = float(down.start.min()) if len(down.start) else 0.0
+        trace = Trace(
+            inventory, OwnerSessions.empty(), Jobs([], [], *(np.empty(0),) * 3), start, start, down
+        )
+    if spec.jobs is not None:
+        trace.jobs = read_jobs(spec.jobs)
+    elif spec.swf is not None:
+        jobs, dropped = swf_jobs(read_swf(spec.swf), skip_unknown_runtime=True)
+        if dropped:
+            notes.append(f"{spec.swf}: {dropped} jobs without a run time (SWF -1) left out")
+        trace.jobs = _shift(jobs, trace.start)
+        notes.append(f"{spec.swf}: submissions shifted to start with the machine trace")
+    elif spec.scenario is None:
+        raise SourceError("no job source: add --jobs F or --swf F")
+    if spec.scenario is None:
+        last = max(
+            float(trace.jobs.submit.max()) if len(trace.jobs) else trace.start,
+            float(trace.owners.logout.max()) if len(trace.owners) else trace.start,
+        )
+        trace.end = trace.start + spec.days * DAY if spec.days else last + DAY
+    return trace, notes

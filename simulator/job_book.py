@@ -56,6 +56,8 @@ class JobBook:
         self.started = [0.0] * n
         self.queues: list[list[tuple[float, int]]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
         self.constrained: SortedList = SortedList()
+        self.constrained_added = False
+        """A job joined ``constrained`` since the negotiator last matched them all."""
         self.advice: dict[int, JobAdvice] = {}
         self.idle_by_class = [0] * PRIOR_HOURS_CLASSES
         self.idle_total = 0
@@ -79,6 +81,7 @@ class JobBook:
         self.status[j] = QUEUED
         if advice is not None and advice.min_idle_s is not None:
             self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
+            self.constrained_added = True
         else:
             k = self.prior_class(j)
             heapq.heappush(self.queues[k], (self.submit_t[j], j))

@@ -68,18 +68,20 @@ class Negotiator:
             return
         self.cycles += 1
         now = self.engine.now()
-        self._refresh_advice(now)
+        fresh = self._refresh_advice(now)
         for group in (pool.free_awake, pool.sleeping):
             if book.idle_total == 0:
                 break
             if not group:
                 continue
             if self.cache.entries:
-                self._match_ranked(list(group), now)
+                self._match_ranked(list(group), fresh, now)
             else:
                 self._match_neutral(group)
+        book.constrained_added = False
 
-    def _refresh_advice(self, now: float) -> None:
+    def _refresh_advice(self, now: float) -> set[int]:
+        """Ask the policy about changed or lapsed candidates; return the machines re-advised."""
         pool, book, cache = self.pool, self.book, self.cache
         stale = pool.changed
         stale.update(cache.expire(now))
@@ -107,6 +109,7 @@ class Negotiator:
                 cache.store(m, adv, now)
         if advice.jobs:
             book.apply_advice(advice.jobs, self.job_index)
+        return stale
 
     def _start(self, j: int, m: int) -> None:
         self.book.start(j, m)
@@ -143,7 +146,7 @@ class Negotiator:
         else:
             heapq.heapreplace(heads, (nxt[0], k))
 
-    def _match_ranked(self, group: list[int], now: float) -> None:
+    def _match_ranked(self, group: list[int], fresh: set[int], now: float) -> None:
         cache = self.cache
         free = [m for m in group if not cache.get(m).hold]
         if not free:
@@ -151,7 +154,10 @@ class Negotiator:
         tiebreak = self.rng.random(len(free))
         used: set[int] = set()
         if self.book.constrained:
-            self._match_constrained(free, tiebreak, used, now)
+            # Without new constrained jobs only re-advised machines can fit one: the others'
+            # remaining idle time has only shrunk since they last failed to.
+            scan = free if self.book.constrained_added else [m for m in free if m in fresh]
+            self._match_constrained(scan, used, now)
         orders: dict[int, list[int]] = {}
         cursor: dict[int, int] = {}
         heads = self._heads()
@@ -177,10 +183,9 @@ class Negotiator:
             self._start(head[1], order[i])
             self._advance(heads, k)
 
-    def _match_constrained(
-        self, free: list[int], tiebreak: np.ndarray, used: set[int], now: float
-    ) -> None:
+    def _match_constrained(self, free: list[int], used: set[int], now: float) -> None:
         cache = self.cache
+        tiebreak = self.rng.random(len(free))
         ranked = sorted((-cache.get(m).rank, tiebreak[i], m) for i, m in enumerate(free))
         for _, _, m in ranked:
             idle = cache.remaining_idle(m, now)

@@ -48,48 +48,36 @@ def test_policies_lists_both_baselines(capsys: pytest.CaptureFixture) -> None:
     assert "random" in out and "crystal" in out and "oracle" in out
 
 
+def _write_scenario(out: Path, days: int) -> None:
+    assert (
+        main(["scenario", "campus", "--days", str(days), "--scale", "0.03", "--out", str(out)]) == 0
+    )
+
+
+def _replay_files(trace: Path, out: Path) -> list[str]:
+    """A replay of the trace files that ``scenario`` wrote into ``trace``."""
+    files = ["--machines", "machines.yaml", "--owners", "owners.csv", "--jobs", "jobs.csv"]
+    paths = [str(trace / f) if i % 2 else f for i, f in enumerate(files)]
+    return ["replay", *paths, "--out", str(out), "--no-progress"]
+
+
 def test_scenario_writes_traces_that_replay(tmp_path: Path) -> None:
-    out = tmp_path / "trace"
-    assert main(["scenario", "campus", "--days", "7", "--scale", "0.03", "--out", str(out)]) == 0
-    assert (out / "owner_sessions_per_day.png").stat().st_size > 1000
-    replay_out = tmp_path / "replay"
-    args = [
-        "replay",
-        "--machines",
-        str(out / "machines.yaml"),
-        "--owners",
-        str(out / "owners.csv"),
-        "--jobs",
-        str(out / "jobs.csv"),
-        "--out",
-        str(replay_out),
-        "--no-progress",
-    ]
-    assert main(args) == 0
-    assert json.loads((replay_out / "summary.json").read_text())["jobs"]["submitted"] > 0
+    _write_scenario(tmp_path / "trace", days=7)
+    assert (tmp_path / "trace" / "owner_sessions_per_day.png").stat().st_size > 1000
+    assert main(_replay_files(tmp_path / "trace", tmp_path / "replay")) == 0
+    summary = json.loads((tmp_path / "replay" / "summary.json").read_text())
+    assert summary["jobs"]["submitted"] > 0
 
 
 def test_malformed_jobs_file_gives_a_located_error(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    out = tmp_path / "trace"
-    assert main(["scenario", "campus", "--days", "2", "--scale", "0.03", "--out", str(out)]) == 0
-    jobs = out / "jobs.csv"
+    _write_scenario(tmp_path / "trace", days=2)
+    jobs = tmp_path / "trace" / "jobs.csv"
     lines = jobs.read_text().splitlines()
     lines[3] = lines[3].replace(lines[3].split(",")[0], "yesterday", 1)
     jobs.write_text("\n".join(lines) + "\n")
-    args = [
-        "replay",
-        "--machines",
-        str(out / "machines.yaml"),
-        "--owners",
-        str(out / "owners.csv"),
-        "--jobs",
-        str(jobs),
-        "--out",
-        str(tmp_path / "r"),
-    ]
-    assert main(args) == 2
+    assert main(_replay_files(tmp_path / "trace", tmp_path / "r")) == 2
     err = capsys.readouterr().err
     assert "jobs.csv:4" in err and "submit" in err
 

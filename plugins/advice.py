@@ -63,18 +63,3 @@ class Advice:
 
     machines: dict[str, MachineAdvice] = field(default_factory=dict)
     jobs: dict[str, JobAdvice] = field(default_factory=dict)
-
-    def for_machine(self, machine: str) -> MachineAdvice:
-        return self.machines.get(machine, NEUTRAL_MACHINE_ADVICE)
-
-
-ATTRIBUTES = {
-    "rank": "AdvisorRank",
-    "rank_by_prior_hours": "AdvisorRankByPriorHours",
-    "hold": "AdvisorHold",
-    "predicted_idle_s": "AdvisorPredictedIdle",
-    "power": "AdvisorPower",
-    "updated": "AdvisorUpdated",
-    "expires": "AdvisorExpires",
-    "policy": "AdvisorPolicy",
-}

@@ -7,6 +7,7 @@ very same objects, so a replay predicts a deployment (the COBalD ``regulate()`` 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -87,7 +88,7 @@ class Option:
     check: Callable[[Any], str | None] | None = None
 
 
-class Policy:
+class Policy(ABC):
     """Base class for policies registered under the ``htcondor_advisor.policies`` entry points."""
 
     NAME: ClassVar[str] = "policy"
@@ -106,17 +107,18 @@ class Policy:
         """``AdvisorPolicy``: name and version."""
         return f"{self.NAME}/{self.VERSION}"
 
-    def observe(self, event: Event) -> None:
+    def observe(self, event: Event) -> None:  # noqa: B027 (optional hook)
         """Learn from one event (default: nothing to learn)."""
 
+    @abstractmethod
     def advise(self, view: PoolView, now: float) -> Advice:
-        raise NotImplementedError
+        """Advice for the machines in ``view`` (and any per-job advice), as of ``now``."""
 
     def state_dict(self) -> dict[str, Any]:
         """Everything learned, as JSON-compatible data."""
         return {}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
+    def load_state(self, state: Mapping[str, Any]) -> None:  # noqa: B027 (optional hook)
         """Restore what ``state_dict`` returned."""
 
 
@@ -137,17 +139,3 @@ def parse_options(policy: type[Policy], raw: Mapping[str, Any]) -> dict[str, Any
             raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {problem}")
         values[key] = parsed
     return values
-
-
-def in_range(low: float, high: float) -> Callable[[Any], str | None]:
-    """An ``Option.check`` accepting numbers in [low, high]."""
-
-    def check(value: Any) -> str | None:
-        return None if low <= value <= high else f"expected a number in [{low}, {high}]"
-
-    return check
-
-
-def idle_classes_wanted(view: PoolView) -> Sequence[int]:
-    """The prior-hours classes that have idle jobs right now."""
-    return [k for k, n in enumerate(view.idle_jobs_by_prior_hours) if n]

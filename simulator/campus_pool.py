@@ -80,7 +80,7 @@ class CampusPool:
         self.listener = listener
         self.emit = emit
         self.names = [m.name for m in inventory.machines]
-        self.index = {name: i for i, name in enumerate(self.names)}
+        self.index = inventory.index()
         self.hours = [inventory.clusters[m.cluster].hours for m in inventory.machines]
         self.watts = [
             (m.sleep_watts, m.idle_watts, m.active_watts, m.active_watts, 0.0)

@@ -55,10 +55,6 @@ class Engine:
     def pending(self) -> int:
         return len(self._heap)
 
-    def peek(self) -> float | None:
-        """Time of the next event, or None when nothing is scheduled."""
-        return self._heap[0][0] if self._heap else None
-
     def run(self, until: float, on_advance: Callable[[float], None] | None = None) -> int:
         """Process events with time < ``until``; ``on_advance(t)`` sees each new time (progress)."""
         heap = self._heap

@@ -38,9 +38,6 @@ class OpeningHours:
         sod = t % DAY
         return span[0] <= sod < span[1]
 
-    def open_seconds_per_week(self) -> float:
-        return sum(b - a for span in self.days if span for a, b in [span])
-
 
 @dataclass(frozen=True, slots=True)
 class Cluster:

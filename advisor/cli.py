@@ -7,13 +7,13 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import bench, policies, replay, scenario
+from advisor.commands import bench, experiment, policies, replay, scenario
 from plugins.policy import OptionError
 from simulator.scenarios.config_checks import ConfigError
 from simulator.sources import SourceError
 from simulator.traces import TraceError
 
-COMMANDS = (scenario, replay, policies, bench)
+COMMANDS = (scenario, replay, policies, bench, experiment)
 USER_ERRORS = (OptionError, ConfigError, SourceError, TraceError, FileNotFoundError)
 
 

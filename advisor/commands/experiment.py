@@ -1,0 +1,29 @@
+"""``experiment NAME``: the papers' tables and figures, found in ``advisor/experiments``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+from types import ModuleType
+
+import advisor.experiments
+
+
+def experiment_modules() -> list[ModuleType]:
+    """Every module in ``advisor.experiments`` that defines an experiment, sorted by name."""
+    modules = []
+    for info in pkgutil.iter_modules(advisor.experiments.__path__):
+        module = importlib.import_module(f"advisor.experiments.{info.name}")
+        if hasattr(module, "NAME") and hasattr(module, "run"):
+            modules.append(module)
+    return sorted(modules, key=lambda m: m.NAME)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("experiment", help="reproduce a paper's figures (CSV and PNG)")
+    names = parser.add_subparsers(dest="experiment", required=True, metavar="NAME")
+    for module in experiment_modules():
+        one = names.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(one)
+        one.set_defaults(handler=module.run)

@@ -1,0 +1,51 @@
+"""Independent replays and trainings side by side in worker processes, with one progress bar."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import TypeVar
+
+from tqdm import tqdm
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def default_workers() -> int:
+    """One worker per core this process may use (the machine has 2; a laptop may have more)."""
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def run_parallel(
+    fn: Callable[[T], R],
+    tasks: Sequence[T],
+    *,
+    workers: int | None = None,
+    desc: str = "runs",
+    progress: bool = True,
+) -> list[R]:
+    """``[fn(t) for t in tasks]`` in worker processes, results in task order.
+
+    ``fn`` must be a module-level function (it is pickled by name). With one worker, or one task,
+    everything runs in this process, which keeps tests and tracebacks simple.
+    """
+    workers = min(workers or default_workers(), len(tasks)) or 1
+    bar = tqdm(total=len(tasks), desc=desc, unit="run", disable=not progress, leave=False)
+    try:
+        if workers == 1:
+            results = []
+            for task in tasks:
+                results.append(fn(task))
+                bar.update()
+            return results
+        out: dict[int, R] = {}
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                out[futures[future]] = future.result()
+                bar.update()
+        return [out[i] for i in range(len(tasks))]
+    finally:
+        bar.close()

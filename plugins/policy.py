@@ -114,6 +114,14 @@ class Policy(ABC):
     def advise(self, view: PoolView, now: float) -> Advice:
         """Advice for the machines in ``view`` (and any per-job advice), as of ``now``."""
 
+    def retrain(self, now: float) -> None:  # noqa: B027 (optional hook)
+        """Refit learned models on what was observed before ``now``.
+
+        The replay calls it at each month boundary, the daemon on its retrain schedule from a
+        worker thread: fit new objects from a copy of the observations and swap them in with one
+        assignment at the end, so advice keeps flowing meanwhile.
+        """
+
     def state_dict(self) -> dict[str, Any]:
         """Everything learned, as JSON-compatible data."""
         return {}

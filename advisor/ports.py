@@ -1,0 +1,56 @@
+"""The daemon's two ports: the pool it observes and the places it publishes advice to.
+
+A live HTCondor pool (``advisor/condor``) and the digital twin (the simulator in accelerated time)
+both implement ``PoolSource``; the HTTP endpoint, the collector merge and the twin's negotiator
+implement ``AdviceSink``. The policy host only sees these two protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from plugins.advice import Advice
+from plugins.events import Event
+from plugins.policy import MachineInfo, PoolView
+
+
+@dataclass
+class Observation:
+    """What one poll of the pool saw: new events, the pool now, and the machines known so far."""
+
+    events: Sequence[Event]
+    """New since the previous poll, in time order."""
+    view: PoolView
+    """Candidate machines (free or asleep) and the idle queue by prior-hours class."""
+    machines: Mapping[str, MachineInfo] = field(default_factory=dict)
+    """Inventory as known now; grows as machines appear."""
+    healthy: bool = True
+    """False when a collector or schedd did not answer (the daemon then lets advice expire)."""
+
+
+class PoolSource(Protocol):
+    """Where events come from; resumable after a restart through its cursor."""
+
+    def poll(self, now: float) -> Observation:
+        """Everything new since the previous poll, as of ``now``."""
+        ...
+
+    def cursor(self) -> dict[str, Any]:
+        """Where to resume (JSON-compatible; saved in every snapshot)."""
+        ...
+
+    def restore(self, cursor: Mapping[str, Any]) -> None:
+        """Resume from what ``cursor`` returned before a restart."""
+        ...
+
+
+class AdviceSink(Protocol):
+    """Where advice goes; ``publish`` raises on failure, which the daemon counts and logs."""
+
+    name: str
+
+    def publish(self, advice: Advice, now: float) -> None:
+        """Make ``advice`` (already stamped with its expiry) visible to the pool."""
+        ...

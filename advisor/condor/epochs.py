@@ -1,0 +1,95 @@
+"""Job attempts from ``Schedd.jobEpochHistory`` ads (one ad per attempt), and why each ended.
+
+An epoch ad is written when an attempt ends. Its ``VacateReasonCode`` (HTCondor's
+``CONDOR_HOLD_CODE`` vacate range, 1000-1019) says why a job left a machine: the startd's PREEMPT
+expression is the owner's return; a startd that died, shut down, hibernated, or lost its shadow is
+the machine going away (reboot or power-off). Any other vacate (an administrator's command,
+draining, a better claim) also requeues the job and wastes the attempt, and counts with the
+machine-side losses, never as owner evidence. Without a vacate code the job's status decides.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
+
+EPOCH_PROJECTION = (
+    "ClusterId",
+    "ProcId",
+    "RunInstanceID",
+    "RemoteHost",
+    "LastRemoteHost",
+    "JobCurrentStartDate",
+    "JobStartDate",
+    "EpochWriteDate",
+    "EnteredCurrentStatus",
+    "JobStatus",
+    "VacateReasonCode",
+    "ExitCode",
+    "ExitBySignal",
+)
+OWNER_CODES = frozenset({1011})  # StartdPreemptExpression
+MACHINE_CODES = frozenset(
+    {1008, 1012, 1013, 1016}
+)  # ReconnectFailed, Exception, Shutdown, Hibernate
+REMOVED, COMPLETED, HELD = 3, 4, 5
+
+
+def job_id(ad: Mapping[str, Any]) -> str | None:
+    cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
+    if not isinstance(cluster, int) or not isinstance(proc, int):
+        return None
+    return f"{cluster}.{proc}"
+
+
+def machine_of(remote_host: Any) -> str | None:
+    """``slot1_2@host.example.org`` -> ``host.example.org`` (the startd's ``Machine``)."""
+    if not isinstance(remote_host, str) or not remote_host:
+        return None
+    return remote_host.rpartition("@")[2]
+
+
+def outcome_of(ad: Mapping[str, Any]) -> AttemptOutcome:
+    code = ad.get("VacateReasonCode")
+    if isinstance(code, int) and not isinstance(code, bool):
+        if code in OWNER_CODES:
+            return AttemptOutcome.EVICTED_OWNER
+        return AttemptOutcome.EVICTED_REBOOT
+    status = ad.get("JobStatus")
+    if status == REMOVED:
+        return AttemptOutcome.REMOVED
+    if status == HELD:
+        return AttemptOutcome.HELD
+    return AttemptOutcome.COMPLETED
+
+
+def unix_time(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value) if value > 0 else None
+
+
+def epoch_key(ad: Mapping[str, Any]) -> tuple[float, str] | None:
+    """Order and identity of an epoch ad: (write time, job.run-instance)."""
+    jid, written = job_id(ad), unix_time(ad.get("EpochWriteDate"))
+    if jid is None or written is None:
+        return None
+    return written, f"{jid}.{ad.get('RunInstanceID', 0)}"
+
+
+def attempt_events(ad: Mapping[str, Any], watts: Mapping[str, float]) -> list[Event]:
+    """AttemptStarted and AttemptEnded for one finished attempt ([] when the ad is incomplete)."""
+    jid = job_id(ad)
+    machine = machine_of(ad.get("RemoteHost")) or machine_of(ad.get("LastRemoteHost"))
+    started = unix_time(ad.get("JobCurrentStartDate")) or unix_time(ad.get("JobStartDate"))
+    ended = unix_time(ad.get("EpochWriteDate")) or unix_time(ad.get("EnteredCurrentStatus"))
+    if jid is None or machine is None or started is None or ended is None:
+        return []
+    ended = max(ended, started)
+    return [
+        AttemptStarted(started, jid, machine),
+        AttemptEnded(ended, jid, machine, outcome_of(ad), started, watts.get(machine, 0.0)),
+    ]

@@ -1,0 +1,120 @@
+"""Job attempts from a submit host's job event log (optional; the epoch history is the default).
+
+``EventLogAttempts`` turns job events (anything with ``type``, ``cluster``, ``proc``,
+``timestamp`` and ``get``) into canonical events; ``EventLogFollower`` reads new events from a
+log with ``JobEventLog(path).events(stop_after=0)`` and resumes after a restart by skipping the
+events it had already consumed. An event log does not say why a job was evicted; on a desktop
+pool that is the owner, so JOB_EVICTED counts as EVICTED_OWNER, while a shadow exception or a
+failed reconnect means the machine went away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
+
+ENDINGS = {
+    "JOB_TERMINATED": AttemptOutcome.COMPLETED,
+    "JOB_EVICTED": AttemptOutcome.EVICTED_OWNER,
+    "SHADOW_EXCEPTION": AttemptOutcome.EVICTED_REBOOT,
+    "JOB_RECONNECT_FAILED": AttemptOutcome.EVICTED_REBOOT,
+    "JOB_ABORTED": AttemptOutcome.REMOVED,
+    "JOB_HELD": AttemptOutcome.HELD,
+}
+ALIAS = re.compile(r"[?&]alias=([^&>]+)")
+HOST = re.compile(r"^<([^:>?]+)")
+
+
+class JobEvent(Protocol):
+    cluster: int
+    proc: int
+    timestamp: int
+
+    @property
+    def type(self) -> Any: ...
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+
+def execute_machine(event: JobEvent) -> str | None:
+    """The machine of an EXECUTE event: ``SlotName``'s host, else the address's alias or host."""
+    slot = event.get("SlotName")
+    if isinstance(slot, str) and "@" in slot:
+        return slot.rpartition("@")[2]
+    sinful = event.get("ExecuteHost")
+    if not isinstance(sinful, str):
+        return None
+    match = ALIAS.search(sinful) or HOST.search(sinful)
+    return match.group(1) if match else None
+
+
+@dataclass
+class EventLogAttempts:
+    """Attempts in progress, by job id: (start time, machine)."""
+
+    watts: Mapping[str, float] = field(default_factory=dict)
+    running: dict[str, tuple[float, str]] = field(default_factory=dict)
+
+    def feed(self, event: JobEvent) -> list[Event]:
+        if event.cluster < 0:
+            return []
+        jid, t, kind = f"{event.cluster}.{event.proc}", float(event.timestamp), event.type.name
+        if kind == "SUBMIT":
+            owner = event.get("Owner")
+            return [JobQueued(t, jid, owner if isinstance(owner, str) else "unknown")]
+        if kind == "EXECUTE":
+            machine = execute_machine(event)
+            if machine is None:
+                return []
+            self.running[jid] = (t, machine)
+            return [AttemptStarted(t, jid, machine)]
+        outcome = ENDINGS.get(kind)
+        if outcome is None or jid not in self.running:
+            return []
+        started, machine = self.running.pop(jid)
+        return [AttemptEnded(t, jid, machine, outcome, started, self.watts.get(machine, 0.0))]
+
+    def feed_all(self, events: Iterable[JobEvent]) -> list[Event]:
+        return [e for event in events for e in self.feed(event)]
+
+
+@dataclass
+class EventLogFollower:
+    """New events of one log file on each ``read()``; ``consumed`` is the persisted cursor."""
+
+    path: Path
+    attempts: EventLogAttempts
+    consumed: int = 0
+    _log: Any = None
+
+    def read(self) -> list[Event]:
+        import htcondor2
+
+        if self._log is None:
+            if not self.path.exists():
+                return []
+            self._log = htcondor2.JobEventLog(str(self.path))
+            skipped = 0
+            while skipped < self.consumed:
+                if next(iter(self._log.events(stop_after=0)), None) is None:
+                    break
+                skipped += 1
+        out: list[Event] = []
+        for event in self._log.events(stop_after=0):
+            self.consumed += 1
+            out += self.attempts.feed(event)
+        return out
+
+    def state(self) -> dict[str, Any]:
+        running = {j: [t, m] for j, (t, m) in self.attempts.running.items()}
+        return {"consumed": self.consumed, "running": running}
+
+    def load(self, state: Mapping[str, Any]) -> None:
+        self.consumed = int(state.get("consumed", 0))
+        self.attempts.running = {j: (float(t), m) for j, (t, m) in state.get("running", {}).items()}
+        self._log = None

@@ -1,0 +1,96 @@
+"""``build_condor_pool(config)``: the source and sinks of pool kind ``condor``.
+
+Settings (``pool`` section of the daemon's configuration; defaults in brackets):
+``collector`` HOST:PORT; ``schedds`` schedd names to read ([] = every schedd the collector
+knows); ``token_file`` IDTOKEN for the advisor's identity [none: READ only, no merge];
+``merge`` publish through MERGE_STARTD_AD (needs the token) [true]; ``event_log`` a job event
+log to follow instead of nothing [none]; ``state_dir`` where the journal for ``trace export``
+goes [none: no journal]; ``active_idle_s`` keyboard idle below which the owner counts as present
+[900]; ``watts`` {active, idle, sleep} for machines without an ``AdvisorMachineType`` [Normal:
+57/40/2]; ``types`` watts per ``AdvisorMachineType``; ``advice_lifetime_s`` [3600]; ``policy``
+label for ``AdvisorPolicy`` ["unknown"].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from advisor.condor.event_log import EventLogAttempts, EventLogFollower
+from advisor.condor.journal import Journal
+from advisor.condor.machine_tracker import MachineTracker
+from advisor.condor.merge_sink import MergeStartdSink
+from advisor.condor.retry import Backoff
+from advisor.condor.source import CondorPoolSource, ScheddReader
+from advisor.condor.startd_ads import STARTD_PROJECTION, SlotAd
+from advisor.ports import AdviceSink, PoolSource
+from plugins.policy import MachineInfo
+
+NORMAL_WATTS = {"active": 57.0, "idle": 40.0, "sleep": 2.0}
+"""DESIGN section 5, type Normal."""
+
+
+def machine_inventory(watts: Mapping[str, float], types: Mapping[str, Mapping[str, float]]) -> Any:
+    """MachineInfo from a machine's slots: ``AdvisorCluster``/``AdvisorMachineType`` if set."""
+
+    def build(name: str, slots: Sequence[SlotAd]) -> MachineInfo:
+        mtype = next((s.mtype for s in slots if s.mtype), None) or "default"
+        cluster = next((s.cluster for s in slots if s.cluster), None) or "pool"
+        w = types.get(mtype, watts)
+        return MachineInfo(name, cluster, mtype, w["active"], w["idle"], w["sleep"])
+
+    return build
+
+
+def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
+    import htcondor2
+
+    token_file = config.get("token_file")
+    token = Path(token_file).read_text().strip() if token_file else None
+    collector = htcondor2.Collector(str(config["collector"]))
+
+    def query_startds() -> list[Any]:
+        return collector.query(htcondor2.AdTypes.Startd, projection=list(STARTD_PROJECTION))
+
+    names = list(config.get("schedds") or [])
+    if not names:
+        located = collector.query(htcondor2.AdTypes.Schedd, projection=["Name"])
+        names = [str(ad["Name"]) for ad in located]
+
+    def schedd_connector(name: str) -> Any:
+        def connect() -> Any:
+            location = collector.locate(htcondor2.DaemonTypes.Schedd, name)
+            return htcondor2.Schedd(location)
+
+        return connect
+
+    schedds = [ScheddReader(n, schedd_connector(n), Backoff(f"schedd {n}")) for n in names]
+    watts = {**NORMAL_WATTS, **config.get("watts", {})}
+    inventory = machine_inventory(watts, config.get("types", {}))
+    state_dir = config.get("state_dir")
+    event_log = None
+    if config.get("event_log"):
+        event_log = EventLogFollower(Path(config["event_log"]), EventLogAttempts())
+    source = CondorPoolSource(
+        query_startds=query_startds,
+        schedds=schedds,
+        inventory=inventory,
+        collector_backoff=Backoff(f"collector {config['collector']}"),
+        tracker=MachineTracker(active_idle_s=float(config.get("active_idle_s", 900.0))),
+        event_log=event_log,
+        journal=Journal(Path(state_dir)) if state_dir else None,
+    )
+    sinks: list[AdviceSink] = []
+    if config.get("merge", token is not None) and token is not None:
+        sinks.append(
+            MergeStartdSink(
+                collector=htcondor2.Collector(
+                    str(config["collector"]), htcondor2.SecurityContext(token=token)
+                ),
+                slots=lambda: source.slot_names,
+                policy=str(config.get("policy", "unknown")),
+                lifetime_s=float(config.get("advice_lifetime_s", 3600.0)),
+            )
+        )
+    return source, sinks

@@ -1,0 +1,107 @@
+"""The schedd's queue: new and re-queued idle jobs (``JobQueued``), running attempts as they
+start (``AttemptStarted``), and the idle queue by prior-hours class for the ``PoolView``.
+
+A job's class is its longest earlier attempt in whole hours (paper 000 sec. 4), from the epochs
+seen so far, else ``LastRemoteWallClockTime``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.condor.epochs import job_id, machine_of, unix_time
+from plugins.advice import PRIOR_HOURS_CLASSES
+from plugins.events import AttemptStarted, Event, JobQueued
+
+QUEUE_PROJECTION = (
+    "ClusterId",
+    "ProcId",
+    "Owner",
+    "QDate",
+    "JobStatus",
+    "NumJobStarts",
+    "LastRemoteWallClockTime",
+    "RemoteHost",
+    "JobCurrentStartDate",
+    "EnteredCurrentStatus",
+)
+QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2"
+IDLE, RUNNING = 1, 2
+STALE_S = 86400.0
+"""A reported start whose job left the queue without an epoch ad is forgotten after a day."""
+
+
+@dataclass
+class QueueTracker:
+    """What was already reported, so each queueing and each start is reported once."""
+
+    idle: set[str] = field(default_factory=set)
+    running: dict[str, float] = field(default_factory=dict)
+    longest: dict[str, float] = field(default_factory=dict)
+
+    def record_attempt(self, jid: str, seconds: float) -> None:
+        self.longest[jid] = max(self.longest.get(jid, 0.0), seconds)
+
+    def prior_s(self, jid: str, ad: Mapping[str, Any]) -> float:
+        last = ad.get("LastRemoteWallClockTime")
+        last_s = float(last) if isinstance(last, int | float) and last > 0 else 0.0
+        return max(self.longest.get(jid, 0.0), last_s)
+
+    def update(self, ads: Iterable[Mapping[str, Any]], now: float) -> tuple[list[Event], list[int]]:
+        """Events since the last poll and the idle jobs per prior-hours class."""
+        events: list[Event] = []
+        by_class = [0] * PRIOR_HOURS_CLASSES
+        idle_now: set[str] = set()
+        queued: set[str] = set()
+        for ad in ads:
+            jid = job_id(ad)
+            if jid is None:
+                continue
+            queued.add(jid)
+            status = ad.get("JobStatus")
+            if status == IDLE:
+                idle_now.add(jid)
+                prior = self.prior_s(jid, ad)
+                by_class[min(int(prior // 3600), PRIOR_HOURS_CLASSES - 1)] += 1
+                if jid not in self.idle:
+                    t = (
+                        unix_time(ad.get("EnteredCurrentStatus"))
+                        or unix_time(ad.get("QDate"))
+                        or now
+                    )
+                    starts = ad.get("NumJobStarts")
+                    prior_n = int(starts) if isinstance(starts, int) else 0
+                    owner = str(ad.get("Owner") or "unknown")
+                    events.append(JobQueued(t, jid, owner, prior_n, prior))
+            elif status == RUNNING:
+                machine = machine_of(ad.get("RemoteHost"))
+                started = unix_time(ad.get("JobCurrentStartDate"))
+                if machine is None or started is None:
+                    continue
+                if self.running.get(jid) != started:
+                    self.running[jid] = started
+                    events.append(AttemptStarted(started, jid, machine))
+        self.idle = idle_now
+        for jid in [j for j in self.longest if j not in queued]:
+            del self.longest[jid]
+        gone = [j for j, t in self.running.items() if j not in queued and now - t > STALE_S]
+        for jid in gone:
+            del self.running[jid]
+        return events, by_class
+
+    def consume_start(self, jid: str, started: float) -> bool:
+        """True (and forgotten) when this attempt's start was already reported from the queue."""
+        if self.running.get(jid) == started:
+            del self.running[jid]
+            return True
+        return False
+
+    def state(self) -> dict[str, Any]:
+        return {"idle": sorted(self.idle), "running": self.running, "longest": self.longest}
+
+    def load(self, state: Mapping[str, Any]) -> None:
+        self.idle = set(state.get("idle", []))
+        self.running = {k: float(v) for k, v in state.get("running", {}).items()}
+        self.longest = {k: float(v) for k, v in state.get("longest", {}).items()}

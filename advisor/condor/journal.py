@@ -1,0 +1,65 @@
+"""What the live source observed, appended to ``DIR/condor-journal/`` for ``trace export``.
+
+``events.jsonl`` holds one canonical event per line (its kind and fields), ``machines.json`` the
+inventory. Append-only and line-oriented so a crash loses at most the line being written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from plugins.events import ALL_EVENT_KINDS, AttemptOutcome, Event, PowerState
+from plugins.policy import MachineInfo
+
+JOURNAL_DIR = "condor-journal"
+KINDS = {kind.__name__: kind for kind in ALL_EVENT_KINDS}
+ENUMS = {"outcome": AttemptOutcome, "state": PowerState}
+
+
+class Journal:
+    def __init__(self, state_dir: Path) -> None:
+        self.dir = Path(state_dir) / JOURNAL_DIR
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    def append(self, events: Iterable[Event]) -> None:
+        lines = [json.dumps({"kind": type(e).__name__, **_fields(e)}) + "\n" for e in events]
+        if lines:
+            with open(self.dir / "events.jsonl", "a", encoding="utf-8") as out:
+                out.writelines(lines)
+
+    def save_machines(self, machines: Mapping[str, MachineInfo]) -> None:
+        path = self.dir / "machines.json"
+        tmp = path.with_suffix(".tmp")
+        data = {name: dataclasses.asdict(info) for name, info in sorted(machines.items())}
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def _fields(event: Event) -> dict[str, object]:
+    return {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+
+
+def read_events(state_dir: Path) -> Iterator[Event]:
+    """The journal's events in file order (a torn last line is skipped)."""
+    path = Path(state_dir) / JOURNAL_DIR / "events.jsonl"
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            kind = KINDS[raw.pop("kind")]
+            for key, enum in ENUMS.items():
+                if key in raw:
+                    raw[key] = enum(raw[key])
+            yield kind(**raw)
+
+
+def read_machines(state_dir: Path) -> dict[str, MachineInfo]:
+    path = Path(state_dir) / JOURNAL_DIR / "machines.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {name: MachineInfo(**info) for name, info in data.items()}

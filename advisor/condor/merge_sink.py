@@ -1,0 +1,49 @@
+"""``MERGE_STARTD_AD`` sink: the ``Advisor*`` attributes merged into the collector's startd ads.
+
+The negotiator then sees the advice at once, before the hook's next run puts it in the startd's
+own ad. A startd update replaces its ad and drops merged attributes, so every publish re-merges
+all current advice (the daemon publishes each cycle); a merge into a missing ad is silently
+ignored by the collector, so only slots the collector knows are merged, offline ones included
+(condor_rooster reads their ``AdvisorPower``). Only ``Advisor*`` attributes are ever sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.condor.attributes import ADVISOR_PREFIX, advice_attributes
+from plugins.advice import Advice
+
+SlotNames = Callable[[], dict[str, list[str]]]
+
+
+@dataclass
+class MergeStartdSink:
+    """Merges into every slot of each advised machine; ``slots`` maps Machine -> slot Names."""
+
+    collector: Any
+    slots: SlotNames
+    policy: str = "unknown"
+    lifetime_s: float = 3600.0
+    name: str = "collector-merge"
+
+    def publish(self, advice: Advice, now: float) -> None:
+        import classad2
+
+        by_machine = self.slots()
+        ads = []
+        for machine, adv in advice.machines.items():
+            expires = adv.expires if adv.expires is not None else now + self.lifetime_s
+            attrs = advice_attributes(adv, now, expires, self.policy)
+            assert all(k.startswith(ADVISOR_PREFIX) for k in attrs)
+            for slot in by_machine.get(machine, []):
+                ad = classad2.ClassAd()
+                ad["MyType"] = "Machine"
+                ad["Name"] = slot
+                for key, value in attrs.items():
+                    ad[key] = value
+                ads.append(ad)
+        if ads:
+            self.collector.advertise(ads, "MERGE_STARTD_AD")

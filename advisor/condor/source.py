@@ -1,0 +1,159 @@
+"""``CondorPoolSource``: the daemon's ``PoolSource`` for a live pool (collector + schedds).
+
+Each poll: one projected startd query (owner sessions, power, candidates, inventory), then per
+schedd the epoch ads written since the cursor (attempt outcomes) and the idle/running queue
+(new jobs, starts, the idle queue by class), then the optional event log. A daemon that does
+not answer is skipped with backoff and the observation says ``healthy=False``; the daemon then
+lets advice expire. Everything observed is appended to the journal for ``trace export``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.condor.epochs import EPOCH_PROJECTION, attempt_events, epoch_key
+from advisor.condor.event_log import EventLogFollower
+from advisor.condor.job_queue import QUEUE_CONSTRAINT, QUEUE_PROJECTION, QueueTracker
+from advisor.condor.journal import Journal
+from advisor.condor.machine_tracker import MachineTracker
+from advisor.condor.retry import Backoff
+from advisor.condor.startd_ads import SlotAd, group_by_machine
+from advisor.ports import Observation
+from plugins.advice import PRIOR_HOURS_CLASSES
+from plugins.events import AttemptEnded, AttemptStarted, Event, JobQueued
+from plugins.policy import MachineInfo, PoolView
+
+Inventory = Callable[[str, Sequence[SlotAd]], MachineInfo]
+
+
+@dataclass
+class ScheddReader:
+    """One schedd: epochs since ``cursor`` (write time, ids seen at that time) and its queue."""
+
+    name: str
+    connect: Callable[[], Any]
+    backoff: Backoff
+    cursor_time: float = 0.0
+    cursor_ids: set[str] = field(default_factory=set)
+    queue: QueueTracker = field(default_factory=QueueTracker)
+
+    def epochs(self, now: float) -> list[Mapping[str, Any]] | None:
+        since = f"EpochWriteDate < {int(self.cursor_time)}" if self.cursor_time else None
+        ads = self.backoff.call(
+            lambda: self.connect().jobEpochHistory(projection=list(EPOCH_PROJECTION), since=since),
+            now,
+        )
+        if ads is None:
+            return None
+        keyed = sorted((k, ad) for ad in ads if (k := epoch_key(ad)) is not None)
+        fresh = [
+            ad for (t, ident), ad in keyed if t > self.cursor_time or ident not in self.cursor_ids
+        ]
+        if keyed:
+            last = keyed[-1][0][0]
+            if last > self.cursor_time:
+                self.cursor_time, self.cursor_ids = last, set()
+            self.cursor_ids |= {ident for (t, ident), _ in keyed if t == self.cursor_time}
+        return fresh
+
+    def jobs(self, now: float) -> list[Mapping[str, Any]] | None:
+        return self.backoff.call(
+            lambda: self.connect().query(QUEUE_CONSTRAINT, list(QUEUE_PROJECTION)), now
+        )
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "cursor_time": self.cursor_time,
+            "cursor_ids": sorted(self.cursor_ids),
+            "queue": self.queue.state(),
+        }
+
+    def load(self, state: Mapping[str, Any]) -> None:
+        self.cursor_time = float(state.get("cursor_time", 0.0))
+        self.cursor_ids = set(state.get("cursor_ids", []))
+        self.queue.load(state.get("queue", {}))
+
+
+@dataclass
+class CondorPoolSource:
+    query_startds: Callable[[], list[Mapping[str, Any]]]
+    schedds: list[ScheddReader]
+    inventory: Inventory
+    collector_backoff: Backoff
+    tracker: MachineTracker = field(default_factory=MachineTracker)
+    event_log: EventLogFollower | None = None
+    journal: Journal | None = None
+    machines: dict[str, MachineInfo] = field(default_factory=dict)
+    slot_names: dict[str, list[str]] = field(default_factory=dict)
+    last_view: PoolView = field(default_factory=lambda: PoolView([], [0] * PRIOR_HOURS_CLASSES))
+
+    def poll(self, now: float) -> Observation:
+        events: list[Event] = []
+        healthy = True
+        ads = self.collector_backoff.call(self.query_startds, now)
+        views = self.last_view.machines
+        if ads is None:
+            healthy = False
+        else:
+            grouped = group_by_machine(ads)
+            self.slot_names = {m: [s.name for s in slots] for m, slots in grouped.items()}
+            grown = [m for m in grouped if m not in self.machines]
+            for m in grown:
+                self.machines[m] = self.inventory(m, grouped[m])
+            if grown and self.journal is not None:
+                self.journal.save_machines(self.machines)
+            events += self.tracker.update(grouped, now)
+            views = self.tracker.views(grouped)
+        by_class = [0] * PRIOR_HOURS_CLASSES
+        new_jobs: list[str] = []
+        for schedd in self.schedds:
+            schedd_events, counts = self._schedd(schedd, now)
+            if counts is None:
+                healthy = False
+                counts = [0] * PRIOR_HOURS_CLASSES
+            by_class = [a + b for a, b in zip(by_class, counts, strict=True)]
+            events += schedd_events
+            new_jobs += [e.job_id for e in schedd_events if isinstance(e, JobQueued)]
+        if self.event_log is not None:
+            events += self.event_log.read()
+        events.sort(key=lambda e: e.time)
+        if self.journal is not None:
+            self.journal.append(events)
+        self.last_view = PoolView(views, by_class, new_jobs)
+        return Observation(events, self.last_view, dict(self.machines), healthy)
+
+    def _schedd(self, schedd: ScheddReader, now: float) -> tuple[list[Event], list[int] | None]:
+        events: list[Event] = []
+        watts = {m: info.active_watts for m, info in self.machines.items()}
+        epochs = schedd.epochs(now)
+        if epochs is None:
+            return events, None
+        for ad in epochs:
+            for event in attempt_events(ad, watts):
+                if isinstance(event, AttemptStarted):
+                    if schedd.queue.consume_start(event.job_id, event.time):
+                        continue
+                elif isinstance(event, AttemptEnded):
+                    schedd.queue.record_attempt(event.job_id, event.time - event.started)
+                events.append(event)
+        jobs = schedd.jobs(now)
+        if jobs is None:
+            return events, None
+        queue_events, counts = schedd.queue.update(jobs, now)
+        return events + queue_events, counts
+
+    def cursor(self) -> dict[str, Any]:
+        return {
+            "machines": self.tracker.state(),
+            "schedds": {s.name: s.state() for s in self.schedds},
+            "event_log": self.event_log.state() if self.event_log else None,
+        }
+
+    def restore(self, cursor: Mapping[str, Any]) -> None:
+        self.tracker.load(cursor.get("machines", {}))
+        for schedd in self.schedds:
+            schedd.load(cursor.get("schedds", {}).get(schedd.name, {}))
+        if self.event_log is not None and cursor.get("event_log"):
+            self.event_log.load(cursor["event_log"])

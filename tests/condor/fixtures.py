@@ -1,0 +1,26 @@
+"""Real HTCondor output from ../shared/data/c_htcondor, read in place (never copied)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path("c_htcondor/htcondor-repo-fixtures")
+TESTS = FIXTURES / "src/condor_tests"
+IAC_EXCERPT = Path(
+    "c_htcondor/IAC-desktop-pool-2004-eviction-excerpt/std_universe_eviction_excerpt.txt"
+)
+STATUS_ADS = ("StatusAds/basic4slot", "StatusAds/partionable8core", "StatusAds/small1slot")
+EVENT_LOGS = (
+    "src/condor_utils/test_condor.log",
+    "src/condor_tests/python_bindings/test_log.txt",
+    "deleted_at_1b32649f/src/condor_tests/python_bindings/job.log",
+    "deleted_at_1b32649f/src/condor_tests/python_bindings/test_event_reader.log",
+)
+
+
+def machine_ads(data: Path, name: str) -> list[Any]:
+    """The ``condor_status -long`` ads of one fixture file, as classad2 ClassAds."""
+    import classad2
+
+    return list(classad2.parseAds((data / TESTS / name).read_text()))

@@ -1,0 +1,105 @@
+"""Real job event logs (../shared/data/c_htcondor) parse into the project's attempt events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import htcondor2
+import pytest
+
+from advisor.condor.epochs import attempt_events, outcome_of
+from advisor.condor.event_log import EventLogAttempts, EventLogFollower
+from condor.fixtures import EVENT_LOGS, FIXTURES, IAC_EXCERPT
+from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+
+pytestmark = pytest.mark.realdata
+
+
+def _events(path: Path) -> list:
+    return EventLogAttempts().feed_all(htcondor2.JobEventLog(str(path)).events(stop_after=0))
+
+
+def test_simple_log_is_one_completed_attempt(shared_data: Path) -> None:
+    events = _events(shared_data / FIXTURES / EVENT_LOGS[2])
+    queued, started, ended = events
+    assert isinstance(queued, JobQueued) and queued.job_id == "23515.0"
+    assert started == AttemptStarted(started.time, "23515.0", "129.93.244.208")
+    assert isinstance(ended, AttemptEnded) and ended.outcome is AttemptOutcome.COMPLETED
+    assert ended.time - ended.started == 4 * 60 + 1  # 17:51:37 -> 17:55:38
+    assert ended.started == started.time
+
+
+def test_every_attempt_ends_once_and_after_it_started(shared_data: Path) -> None:
+    for name in EVENT_LOGS:
+        open_by_job: dict[str, float] = {}
+        for e in _events(shared_data / FIXTURES / name):
+            if isinstance(e, AttemptStarted):
+                assert e.job_id not in open_by_job
+                open_by_job[e.job_id] = e.time
+            elif isinstance(e, AttemptEnded):
+                assert open_by_job.pop(e.job_id) == e.started <= e.time
+
+
+def test_desktop_pool_evictions_are_owner_evictions(shared_data: Path, tmp_path: Path) -> None:
+    """IAC's 2004 cycle-stealing pool: one job evicted three times as owners came back. The
+    excerpt was hand-elided ("[...]") and follows a shell prompt; only those lines are dropped."""
+    text = (shared_data / IAC_EXCERPT).read_text().splitlines()
+    first = next(i for i, line in enumerate(text) if line.startswith("000 ("))
+    last = max(i for i, line in enumerate(text) if line == "...")
+    kept: list[str] = []
+    for line in text[first : last + 1]:
+        if line.strip() and line != "[...]" and not (line == "..." == (kept or [""])[-1]):
+            kept.append(line)
+    log = tmp_path / "std_universe.log"
+    log.write_text("\n".join(kept) + "\n")
+    events = _events(log)
+    ended = [e for e in events if isinstance(e, AttemptEnded)]
+    assert [e.outcome for e in ended] == [AttemptOutcome.EVICTED_OWNER] * 3
+    assert [e.machine for e in ended] == ["161.72.65.35", "161.72.65.35", "161.72.65.11"]
+    assert [e.time - e.started for e in ended] == [134.0, 130.0, 4956.0]
+    still_running = [e for e in events if isinstance(e, AttemptStarted)][-1]
+    assert still_running.machine == "161.72.66.25"
+
+
+def test_follower_resumes_without_repeating(shared_data: Path) -> None:
+    path = shared_data / FIXTURES / EVENT_LOGS[0]
+    whole = _events(path)
+    first = EventLogFollower(path, EventLogAttempts())
+    assert first.read() == whole and first.read() == []
+    cursor = first.state()
+    second = EventLogFollower(path, EventLogAttempts())
+    second.load(cursor)
+    assert second.read() == []
+    assert second.consumed == cursor["consumed"]
+
+
+@pytest.mark.parametrize(
+    ("ad", "outcome"),
+    [
+        ({"VacateReasonCode": 1011, "JobStatus": 2}, AttemptOutcome.EVICTED_OWNER),
+        ({"VacateReasonCode": 1013, "JobStatus": 2}, AttemptOutcome.EVICTED_REBOOT),
+        ({"VacateReasonCode": 1010, "JobStatus": 1}, AttemptOutcome.EVICTED_REBOOT),
+        ({"JobStatus": 4, "ExitCode": 0}, AttemptOutcome.COMPLETED),
+        ({"JobStatus": 3}, AttemptOutcome.REMOVED),
+        ({"JobStatus": 5}, AttemptOutcome.HELD),
+    ],
+)
+def test_vacate_reasons_map_to_outcomes(ad: dict, outcome: AttemptOutcome) -> None:
+    assert outcome_of(ad) is outcome
+
+
+def test_epoch_ad_gives_start_and_end_on_the_slots_machine() -> None:
+    ad = {
+        "ClusterId": 3,
+        "ProcId": 0,
+        "RemoteHost": "slot1_2@pc2.example.org",
+        "JobCurrentStartDate": 1000,
+        "EpochWriteDate": 1600,
+        "VacateReasonCode": 1011,
+    }
+    started, ended = attempt_events(ad, {"pc2.example.org": 57.0})
+    assert started == AttemptStarted(1000.0, "3.0", "pc2.example.org")
+    assert ended == AttemptEnded(
+        1600.0, "3.0", "pc2.example.org", AttemptOutcome.EVICTED_OWNER, 1000.0, 57.0
+    )
+    assert attempt_events({**ad, "RemoteHost": None}, {}) == []

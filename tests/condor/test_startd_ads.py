@@ -1,0 +1,100 @@
+"""Startd ads to owner sessions and power events: real ``condor_status -long`` ads, then edits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.condor.machine_tracker import MachineTracker
+from advisor.condor.startd_ads import group_by_machine, slot_from_ad
+from condor.fixtures import machine_ads
+from plugins.events import MachinePowerChanged, OwnerSessionEnded, OwnerSessionStarted, PowerState
+
+pytestmark = pytest.mark.realdata
+
+
+def _ads(shared_data: Path, name: str) -> list[dict]:
+    return [dict(ad) for ad in machine_ads(shared_data, name)]
+
+
+def test_slots_are_grouped_by_machine(shared_data: Path) -> None:
+    grouped = group_by_machine(_ads(shared_data, "StatusAds/partionable8core"))
+    assert list(grouped) == ["ingwe.cs.wisc.edu"]
+    assert [s.name for s in grouped["ingwe.cs.wisc.edu"]][:2] == [
+        "slot1@ingwe.cs.wisc.edu",
+        "slot1_1@ingwe.cs.wisc.edu",
+    ]
+
+
+def test_keyboard_activity_opens_a_session_at_the_last_input(shared_data: Path) -> None:
+    ads = _ads(shared_data, "StatusAds/basic4slot")
+    busy = next(ad for ad in ads if ad["KeyboardIdle"] < 900)
+    tracker = MachineTracker(active_idle_s=900)
+    events = tracker.update(group_by_machine(ads), now=0.0)
+    assert events == [
+        OwnerSessionStarted(busy["MyCurrentTime"] - busy["KeyboardIdle"], "ingwe.cs.wisc.edu")
+    ]
+    assert tracker.views(group_by_machine(ads)) == []  # the owner is there: no candidate
+
+
+def test_idle_keyboard_and_owner_state_transitions(shared_data: Path) -> None:
+    ads = _ads(shared_data, "StatusAds/basic4slot")
+    for ad in ads:
+        ad["KeyboardIdle"] = 5000
+    machine = "ingwe.cs.wisc.edu"
+    tracker = MachineTracker(active_idle_s=900)
+    assert tracker.update(group_by_machine(ads), now=0.0) == []
+    (view,) = tracker.views(group_by_machine(ads))
+    assert view.state == "idle" and view.free_since == 1417808224
+    # the owner returns: slot1's job is preempted, then the slot is in Owner state
+    ads[0].update(State="Preempting", EnteredCurrentState=1417808300, MyCurrentTime=1417808301)
+    assert tracker.update(group_by_machine(ads), now=0.0) == []
+    ads[0].update(State="Owner", EnteredCurrentState=1417808303, MyCurrentTime=1417808305)
+    assert tracker.update(group_by_machine(ads), now=0.0) == [
+        OwnerSessionStarted(1417808300, machine)
+    ]
+    ads[0].update(State="Unclaimed", EnteredCurrentState=1417808400, MyCurrentTime=1417808404)
+    assert tracker.update(group_by_machine(ads), now=0.0) == [
+        OwnerSessionEnded(1417808400, machine)
+    ]
+
+
+def test_offline_ads_carry_no_activity_and_mean_asleep(shared_data: Path) -> None:
+    ads = _ads(shared_data, "StatusAds/small1slot")
+    tracker = MachineTracker(active_idle_s=900)
+    assert tracker.update(group_by_machine(ads), now=0.0) == [
+        OwnerSessionStarted(1417808378 - 80, "ingwe.cs.wisc.edu")
+    ]
+    ads[0].update(Offline=True, KeyboardIdle=3, MyCurrentTime=1417809000)
+    slot = slot_from_ad(ads[0])
+    assert slot is not None and slot.keyboard_idle is None and slot.power is PowerState.SLEEP
+    events = tracker.update(group_by_machine(ads), now=1417809001.0)
+    assert [type(e) for e in events] == [OwnerSessionEnded, MachinePowerChanged]
+    (view,) = tracker.views(group_by_machine(ads))
+    assert view.state == "sleep"
+    # the ad vanishes from the collector: the machine is off
+    assert tracker.update({}, now=1417809500.0) == [
+        MachinePowerChanged(1417809500.0, "ingwe.cs.wisc.edu", PowerState.OFF)
+    ]
+
+
+@pytest.mark.parametrize("bogus", [-5, 10**12, "soon", None, True])
+def test_bogus_idle_values_are_ignored(shared_data: Path, bogus: object) -> None:
+    ad = _ads(shared_data, "StatusAds/small1slot")[0]
+    ad["KeyboardIdle"] = bogus
+    slot = slot_from_ad(ad)
+    assert slot is not None and slot.keyboard_idle is None and slot.last_input is None
+
+
+def test_tracker_state_survives_a_restart(shared_data: Path) -> None:
+    ads = _ads(shared_data, "StatusAds/small1slot")
+    first = MachineTracker(active_idle_s=900)
+    first.update(group_by_machine(ads), now=0.0)
+    second = MachineTracker(active_idle_s=900)
+    second.load(first.state())
+    ads[0]["KeyboardIdle"] = 5000
+    ads[0]["EnteredCurrentState"] = 1417808369
+    assert second.update(group_by_machine(ads), now=0.0) == [
+        OwnerSessionEnded(1417808369 + 0.0, "ingwe.cs.wisc.edu")
+    ]

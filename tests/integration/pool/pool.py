@@ -27,6 +27,8 @@ DOMAIN = "advisor.test"
 TEST_DIR = "/var/lib/advisor-test"
 HOOK = "/usr/local/libexec/htcondor-advisor-hook"
 COLLECTOR = "127.0.0.1:9618"
+CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
+"""Not the host's environment: importing htcondor2 sets CONDOR_CONFIG for the host side."""
 
 
 def build_chroot(root: Path = DEFAULT_CHROOT) -> Path:
@@ -108,8 +110,10 @@ class ChrootPool:
         if user:
             cmd.append(f"--userspec={user}:{user}")
         out = subprocess.run(
-            [*cmd, str(self.root), *argv], check=check, capture_output=True, text=True
+            [*cmd, str(self.root), *argv], capture_output=True, text=True, env=CHROOT_ENV
         )
+        if check and out.returncode:
+            raise RuntimeError(f"{' '.join(argv)} failed ({out.returncode}): {out.stderr.strip()}")
         return out.stdout
 
     def start(self) -> None:
@@ -165,7 +169,14 @@ class ChrootPool:
         """condor_submit as the unprivileged user ``tester``; returns its output."""
         path = f"{TEST_DIR}/job-{time.monotonic_ns()}.sub"
         self.host_path(path).write_text(description)
-        return self.run("sh", "-c", f"cd {TEST_DIR} && condor_submit {path}", user="tester")
+        deadline = time.monotonic() + 30
+        while True:  # the schedd writes its address file a little after advertising itself
+            try:
+                return self.run("sh", "-c", f"cd {TEST_DIR} && condor_submit {path}", user="tester")
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
 
     def stop(self) -> None:
         """Stop every daemon (fast shutdown, then kill what is left) and remove the mounts."""

@@ -1,0 +1,104 @@
+"""On the real pool: owner sessions from the collector, attempts from the epoch history, and the
+journal exported as a trace that ``replay`` runs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.condor.factory import build_condor_pool
+from integration.conftest import startd_ads, wait_for
+from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
+from plugins.events import AttemptEnded, AttemptOutcome, Event, OwnerSessionEnded
+from plugins.events import OwnerSessionStarted as Started
+
+pytestmark = pytest.mark.integration
+UPDATE_INTERVAL = 5.0
+"""The test pool's UPDATE_INTERVAL: "within one startd update"."""
+JOB_S = 15
+
+
+def job(seconds: int, count: int, extra: str = "") -> str:
+    return (
+        f"executable = /bin/sleep\narguments = {seconds}\nshould_transfer_files = NO\n"
+        f"request_memory = 64\n{extra}\nqueue {count}\n"
+    )
+
+
+def test_owner_sessions_evictions_and_trace_export(idle_pool: ChrootPool, tmp_path: Path) -> None:
+    source, sinks = build_condor_pool(
+        {"collector": COLLECTOR, "state_dir": str(tmp_path / "state"), "active_idle_s": 0}
+    )
+    assert sinks == []  # no token: READ only, nothing merged
+    events: list[Event] = []
+
+    def poll() -> list[Event]:
+        obs = source.poll(time.time())
+        assert obs.healthy
+        events.extend(obs.events)
+        return list(obs.events)
+
+    poll()
+    idle_pool.submit(job(JOB_S, 4))
+
+    def polled_running() -> dict[str, str]:
+        poll()
+        return _running()
+
+    running = wait_for(polled_running, 60, "four jobs running", every=0.5)
+    victim_job, victim = sorted(running.items())[0]
+    login = time.time() + 2
+    logout = login + 8
+    idle_pool.set_owner_schedule(victim.split(".")[0], [(login, logout)])
+
+    def done() -> bool:
+        poll()
+        ended = [e for e in events if isinstance(e, AttemptEnded)]
+        return sum(e.outcome is AttemptOutcome.COMPLETED for e in ended) == 4 and any(
+            isinstance(e, OwnerSessionEnded) for e in events
+        )
+
+    wait_for(done, 120, "four completed attempts and the owner's session", every=0.5)
+    sessions = [e for e in events if isinstance(e, Started | OwnerSessionEnded)]
+    assert [type(e) for e in sessions] == [Started, OwnerSessionEnded]
+    assert all(e.machine == victim for e in sessions)
+    assert abs(sessions[0].time - login) <= UPDATE_INTERVAL
+    assert abs(sessions[1].time - logout) <= UPDATE_INTERVAL
+    evicted = [e for e in events if isinstance(e, AttemptEnded) and e.outcome != "completed"]
+    assert [(e.job_id, e.machine, e.outcome) for e in evicted] == [
+        (victim_job, victim, AttemptOutcome.EVICTED_OWNER)
+    ]
+    assert abs(evicted[0].time - login) <= UPDATE_INTERVAL
+    completed = [e for e in events if isinstance(e, AttemptEnded) and e.outcome == "completed"]
+    assert sorted(e.job_id for e in completed) == sorted(running)
+    assert all(JOB_S <= e.time - e.started <= JOB_S + 5 for e in completed)
+
+    # restart: a new source resumes from the cursor and reports nothing twice
+    again, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
+    again.restore(source.cursor())
+    assert again.poll(time.time()).events == []
+
+    trace = tmp_path / "trace"
+    assert main(["trace", "export", "--state", str(tmp_path / "state"), "--out", str(trace)]) == 0
+    jobs_csv = (trace / "jobs.csv").read_text().splitlines()
+    assert len(jobs_csv) == 1 + 4
+    out = tmp_path / "replay"
+    argv = ["replay", "--machines", str(trace / "machines.yaml"), "--owners"]
+    argv += [str(trace / "owners.csv"), "--jobs", str(trace / "jobs.csv"), "--out", str(out)]
+    assert main([*argv, "--no-progress"]) == 0
+    assert (out / "summary.json").exists()
+
+
+def _running() -> dict[str, str]:
+    """Running jobs by id -> machine, from the collector's claimed slots and the schedd."""
+    import htcondor2
+
+    schedd = htcondor2.Schedd(htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd))
+    ads = schedd.query("JobStatus == 2", ["ClusterId", "ProcId", "RemoteHost"])
+    running = {f"{a['ClusterId']}.{a['ProcId']}": a["RemoteHost"].split("@")[1] for a in ads}
+    claimed = [m for m, ad in startd_ads(["State"]).items() if ad["State"] == "Claimed"]
+    ok = len(running) == 4 and len(claimed) == 4 and all(m.endswith(DOMAIN) for m in claimed)
+    return running if ok else {}

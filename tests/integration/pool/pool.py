@@ -72,10 +72,10 @@ def startd_config(names: Sequence[str], hook_url: str, cron_period: int) -> str:
         # The shipped fragments (START is extended from the rule above).
         f"include : {TEST_DIR}/40-htcondor-advisor-expressions.conf",
         f"include : {TEST_DIR}/50-central-manager.conf",
+        f"include : {TEST_DIR}/50-execute-point.conf",
         f"ADVISOR_URL = {hook_url}",
         f"ADVISOR_HOOK = {HOOK}",
         f"ADVISOR_HOOK_PERIOD = {cron_period}",
-        f"include : {TEST_DIR}/50-execute-point.conf",
         "DAEMON_LIST = MASTER COLLECTOR NEGOTIATOR SCHEDD "
         + " ".join(f"STARTD_{n.upper()}" for n in names),
     ]

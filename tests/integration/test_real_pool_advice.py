@@ -1,0 +1,95 @@
+"""On the real pool: advice reaches the startds through the shipped hook and configuration, the
+negotiator through MERGE_STARTD_AD, and expired advice leaves the pool as without the advisor."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from advisor.condor.factory import build_condor_pool
+from integration.advice_server import AdviceServer
+from integration.conftest import startd_ads, wait_for
+from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool
+from integration.test_real_pool_events import job
+from plugins.advice import Advice, MachineAdvice
+
+pytestmark = pytest.mark.integration
+
+
+def machine(name: str) -> str:
+    return f"{name}.{DOMAIN}"
+
+
+def shipped_rank() -> str:
+    """The ``rank`` line of deploy/jobs/advisor-rank.sub."""
+    text = (PROJECT / "deploy/jobs/advisor-rank.sub").read_text()
+    return next(line for line in text.splitlines() if line.startswith("rank "))
+
+
+def where_jobs_run(pool: ChrootPool) -> dict[str, str]:
+    out = pool.run("condor_q", "-all", "-af", "ClusterId", "ProcId", "JobStatus", "RemoteHost")
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    return {f"{c}.{p}": host.split("@")[1] for c, p, status, host in rows if status == "2"}
+
+
+def test_hook_advice_ranks_holds_and_expires(
+    idle_pool: ChrootPool, advice_server: AdviceServer
+) -> None:
+    now = time.time()
+    ranks = {"pc1": 1.0, "pc2": 0.5, "pc3": 5.0, "pc4": 9.0}
+    for name, rank in ranks.items():
+        hold = name == "pc4"
+        expires = now + 45 if hold else now + 600
+        advice_server.set(machine(name), MachineAdvice(rank=rank, hold=hold), now, expires)
+
+    def hook_published() -> bool:
+        ads = startd_ads(["AdvisorRank", "AdvisorHold"])
+        return all(ads.get(machine(n), {}).get("AdvisorRank") == r for n, r in ranks.items())
+
+    wait_for(hook_published, 30, "the hook's Advisor* attributes in the collector")
+    # the highest-ranked slot is held: a job with the shipped Rank runs on the next best
+    idle_pool.submit(job(300, 1, shipped_rank()))
+    first = wait_for(lambda: where_jobs_run(idle_pool), 40, "the ranked job to start")
+    assert list(first.values()) == [machine("pc3")]
+    # two more jobs fill pc1 and pc2; the third waits although pc4 is free: AdvisorHold
+    idle_pool.submit(job(300, 3, shipped_rank()))
+    three = wait_for(lambda: len(where_jobs_run(idle_pool)) == 3, 40, "three jobs running")
+    assert three
+    time.sleep(8)  # several negotiation cycles
+    running = where_jobs_run(idle_pool)
+    assert sorted(running.values()) == [machine("pc1"), machine("pc2"), machine("pc3")]
+    # the advisor stops answering; pc4's hold expires and the waiting job runs there
+    advice_server.clear()
+    wait_for(lambda: len(where_jobs_run(idle_pool)) == 4, 90, "the held slot after expiry")
+    ad = startd_ads(["AdvisorHold", "AdvisorExpires"])[machine("pc4")]
+    assert ad["AdvisorHold"] is True and ad["AdvisorExpires"] < time.time()  # stale, ignored
+
+
+def test_merged_advice_reaches_the_negotiator(idle_pool: ChrootPool, advisor_token: Path) -> None:
+    config = {"collector": COLLECTOR, "token_file": str(advisor_token), "policy": "merged/1"}
+    source, sinks = build_condor_pool(config)
+    (merge,) = sinks
+    source.poll(time.time())
+    advice = Advice(machines={machine("pc2"): MachineAdvice(rank=3.0)})
+
+    def policy_of_pc2() -> object:
+        return startd_ads(["AdvisorPolicy"])[machine("pc2")].get("AdvisorPolicy")
+
+    merge.publish(advice, time.time())
+    assert wait_for(lambda: policy_of_pc2() == "merged/1", 10, "the merged attributes")
+    # the startd's next update replaces its ad (merged attributes gone); the sink puts them back
+    wait_for(lambda: policy_of_pc2() != "merged/1", 30, "the startd's next update")
+    merge.publish(advice, time.time())
+    assert wait_for(lambda: policy_of_pc2() == "merged/1", 10, "the re-merged attributes")
+    # only the negotiator sees merged advice: a job requiring it runs on pc2
+    idle_pool.submit(job(60, 1, 'requirements = AdvisorPolicy =?= "merged/1"'))
+
+    def started() -> dict[str, str]:
+        merge.publish(advice, time.time())  # each daemon cycle re-merges
+        return where_jobs_run(idle_pool)
+
+    assert list(wait_for(started, 60, "the job to match on merged advice").values()) == [
+        machine("pc2")
+    ]

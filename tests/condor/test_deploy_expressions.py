@@ -1,0 +1,174 @@
+"""The shipped deploy/ expressions, evaluated by the real classad2 library on real machine ads,
+choose the machine the simulator's matchmaking chooses on the same advice (a table)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import PROJECT_ROOT
+from tracekit import Recorder, trace
+
+from advisor.condor.attributes import advice_attributes
+from condor.fixtures import STATUS_ADS, machine_ads
+from plugins.advice import Advice, MachineAdvice
+from plugins.events import AttemptStarted
+from plugins.policy import PolicyContext, PoolView
+from simulator.replay import machine_infos, replay
+from simulator.trace_model import Cluster, Inventory, MachineSpec, OpeningHours
+
+pytestmark = pytest.mark.realdata
+NOW = time.time()
+"""time() in the expressions is the wall clock, so the advice is stamped with it."""
+SITE_DEFAULTS = {
+    "START": "TRUE",
+    "NEGOTIATOR_PRE_JOB_RANK": "(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED))"
+    " - (100000 * Cpus) - Memory",
+}
+"""HTCondor 25's defaults for the knobs the fragments extend (condor_config_val -dump)."""
+MACRO = re.compile(r"\$\((\w+)\)")
+
+
+def deploy_macros() -> dict[str, str]:
+    """``NAME = value`` of the shipped fragments, in file order, with HTCondor's rule that a
+    self-reference is the earlier value; other macros are expanded when looked up."""
+    macros = dict(SITE_DEFAULTS)
+    for part in ("common/40-htcondor-advisor-expressions.conf", "central-manager", "execute-point"):
+        path = PROJECT_ROOT / "deploy" / part
+        for conf in sorted(path.glob("*.conf")) if path.is_dir() else [path]:
+            for line in conf.read_text().splitlines():
+                name, sep, value = line.partition(" = ")
+                if sep and re.fullmatch(r"[A-Z_.]+", name):
+                    old = macros.get(name, "")
+                    macros[name] = value.replace(f"$({name})", old)
+    return macros
+
+
+def expand(name: str, macros: dict[str, str]) -> str:
+    text = macros[name]
+    while MACRO.search(text):
+        text = MACRO.sub(lambda m: macros[m.group(1)], text)
+    return text
+
+
+def candidate_ads(shared_data: Path, count: int) -> list[Any]:
+    """Real startd ads, made free (the negotiator's candidates), plus generated variations."""
+    ads = [ad for name in STATUS_ADS for ad in machine_ads(shared_data, name)]
+    out = []
+    for i in range(count):
+        ad = ads[i % len(ads)].__class__(dict(ads[i % len(ads)]))
+        ad["Name"] = f"slot1@m{i}.example.org"
+        ad["Machine"] = f"m{i}.example.org"
+        ad["State"] = "Unclaimed"
+        ad["Memory"] = 1000 + 10 * i  # generated: distinct sizes make the site order strict
+        ad["Cpus"] = 1
+        ad["Rank"] = 0.0
+        for key in ("RemoteOwner", "AdvisorRank"):
+            if key in ad:
+                del ad[key]
+        out.append(ad)
+    return out
+
+
+def condor_choice(ads: list[Any], advice: dict[str, MachineAdvice], prior_hours: int) -> set[str]:
+    """Machines the negotiator would give the job: START true, highest NEGOTIATOR_PRE_JOB_RANK."""
+    import classad2
+
+    macros = deploy_macros()
+    start = classad2.ExprTree(expand("START", macros))
+    rank = classad2.ExprTree(expand("NEGOTIATOR_PRE_JOB_RANK", macros))
+    job = classad2.ClassAd({"ClusterId": 1, "ProcId": 0, "RequestMemory": 1})
+    if prior_hours:
+        job["LastRemoteWallClockTime"] = prior_hours * 3600 + 60
+    scored = {}
+    for ad in ads:
+        machine_ad = classad2.ClassAd(dict(ad))
+        adv = advice.get(ad["Machine"])
+        if adv is not None:
+            expires = adv.expires if adv.expires is not None else NOW + 600
+            for key, value in advice_attributes(adv, NOW - 10, expires, "t/1").items():
+                machine_ad[key] = value
+        if start.eval(machine_ad, job) is True:
+            scored[ad["Machine"]] = rank.eval(machine_ad, job)
+    best = max(scored.values(), default=None)
+    return {m for m, r in scored.items() if r == best}
+
+
+class FixedAdvice(Recorder):
+    """Gives the same advice every cycle (the table's row)."""
+
+    def __init__(self, context: PolicyContext, table: dict[str, MachineAdvice]) -> None:
+        super().__init__(context)
+        self.table = table
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice(machines=dict(self.table))
+
+
+def simulator_choice(names: list[str], advice: dict[str, MachineAdvice]) -> set[str]:
+    """Where the simulator's negotiator starts one fresh job under ``advice``."""
+    always = OpeningHours.always()
+    inv = Inventory(
+        {"c": Cluster("c", always)}, [MachineSpec(n, "c", "n", 1, 57, 40, 2) for n in names]
+    )
+    tr = trace(inv, jobs=[(600.0, 3600.0, float("inf"))], days=0.5)
+    policy = FixedAdvice(PolicyContext(machine_infos(tr)), advice)
+    replay(tr, policy)
+    return {e.machine for e in policy.events if isinstance(e, AttemptStarted)}
+
+
+A = MachineAdvice
+TABLE = [
+    ("highest rank wins", {"m0": A(1), "m1": A(7), "m2": A(3), "m3": A(0), "m4": A(2)}),
+    ("held best is skipped", {"m0": A(1), "m1": A(7, hold=True), "m2": A(3), "m3": A(2)}),
+    ("negative ranks keep jobs off", {"m0": A(-1), "m1": A(-5), "m2": A(0.5), "m3": A(-2)}),
+    (
+        "class 0 of rank-by-prior-hours",
+        {
+            "m0": A(9, rank_by_prior_hours=(0.1,) * 24),
+            "m1": A(1, rank_by_prior_hours=(4.0,) * 24),
+            "m2": A(2),
+        },
+    ),
+    ("all held: no match", {f"m{i}": A(float(i), hold=True) for i in range(6)}),
+]
+
+
+@pytest.mark.parametrize(("case", "advice"), TABLE, ids=[row[0] for row in TABLE])
+def test_shipped_expressions_match_the_simulator(
+    shared_data: Path, case: str, advice: dict[str, MachineAdvice]
+) -> None:
+    ads = candidate_ads(shared_data, 6)
+    full = {f"{m}.example.org": a for m, a in advice.items()}
+    names = [ad["Machine"] for ad in ads]
+    # machines without advice count as rank 0 on both sides
+    assert condor_choice(ads, full, 0) == simulator_choice(names, full), case
+
+
+@pytest.mark.parametrize("k", [1, 5, 23, 30])
+def test_prior_hours_class_picks_its_rank(shared_data: Path, k: int) -> None:
+    ads = candidate_ads(shared_data, 4)
+    by_class = [tuple(float((i * 7 + c) % 11) for c in range(24)) for i in range(4)]
+    advice = {ad["Machine"]: A(5.0, rank_by_prior_hours=by_class[i]) for i, ad in enumerate(ads)}
+    expected = max(advice, key=lambda m: advice[m].rank_for(k))  # the simulator's rank
+    assert condor_choice(ads, advice, k) == {expected}
+
+
+def test_expired_or_missing_advice_is_exactly_neutral(shared_data: Path) -> None:
+    ads = candidate_ads(shared_data, 6)
+    stale = {
+        ad["Machine"]: A(float(i), hold=i % 2 == 0, expires=NOW - 1) for i, ad in enumerate(ads)
+    }
+    without = condor_choice(ads, {}, 0)
+    assert condor_choice(ads, stale, 0) == without
+    assert condor_choice(ads, stale, 3) == condor_choice(ads, {}, 3) == without
+
+
+def test_job_rank_example_is_the_shipped_rank() -> None:
+    """deploy/jobs/advisor-rank.sub writes out ADVISOR_RANK (a submit file cannot include it)."""
+    text = (PROJECT_ROOT / "deploy/jobs/advisor-rank.sub").read_text()
+    line = next(x for x in text.splitlines() if x.startswith("rank "))
+    assert line.split("=", 1)[1].strip() == expand("ADVISOR_RANK", deploy_macros())

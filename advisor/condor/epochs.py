@@ -1,11 +1,12 @@
 """Job attempts from ``Schedd.jobEpochHistory`` ads (one ad per attempt), and why each ended.
 
 An epoch ad is written when an attempt ends. Its ``VacateReasonCode`` (HTCondor's
-``CONDOR_HOLD_CODE`` vacate range, 1000-1019) says why a job left a machine: the startd's PREEMPT
+``CONDOR_HOLD_CODE`` vacate range, 1000-1036) says why a job left a machine: the startd's PREEMPT
 expression is the owner's return; a startd that died, shut down, hibernated, or lost its shadow is
-the machine going away (reboot or power-off). Any other vacate (an administrator's command,
-draining, a better claim) also requeues the job and wastes the attempt, and counts with the
-machine-side losses, never as owner evidence. Without a vacate code the job's status decides.
+the machine going away (reboot or power-off); ``JobRemoved`` (1023) is the user's condor_rm. Any
+other vacate (an administrator's command, draining, a better claim) also requeues the job and
+wastes the attempt, and counts with the machine-side losses, never as owner evidence. Without a
+vacate code the attempt completed (a 25 schedd writes it with JobStatus still 2).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ EPOCH_PROJECTION = (
     "ExitBySignal",
 )
 OWNER_CODES = frozenset({1011})  # StartdPreemptExpression
+REMOVED_CODES = frozenset({1023})  # JobRemoved (condor_rm of a running job)
 MACHINE_CODES = frozenset(
     {1008, 1012, 1013, 1016}
 )  # ReconnectFailed, Exception, Shutdown, Hibernate
@@ -53,16 +55,17 @@ def machine_of(remote_host: Any) -> str | None:
 
 
 def outcome_of(ad: Mapping[str, Any]) -> AttemptOutcome:
+    """A completed attempt's ad has no vacate code (its JobStatus may still say running)."""
     code = ad.get("VacateReasonCode")
+    status = ad.get("JobStatus")
+    if status == REMOVED or code in REMOVED_CODES:
+        return AttemptOutcome.REMOVED
+    if status == HELD:
+        return AttemptOutcome.HELD
     if isinstance(code, int) and not isinstance(code, bool):
         if code in OWNER_CODES:
             return AttemptOutcome.EVICTED_OWNER
         return AttemptOutcome.EVICTED_REBOOT
-    status = ad.get("JobStatus")
-    if status == REMOVED:
-        return AttemptOutcome.REMOVED
-    if status == HELD:
-        return AttemptOutcome.HELD
     return AttemptOutcome.COMPLETED
 
 

@@ -53,19 +53,17 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
     def query_startds() -> list[Any]:
         return collector.query(htcondor2.AdTypes.Startd, projection=list(STARTD_PROJECTION))
 
-    names = list(config.get("schedds") or [])
-    if not names:
-        located = collector.query(htcondor2.AdTypes.Schedd, projection=["Name"])
-        names = [str(ad["Name"]) for ad in located]
-
-    def schedd_connector(name: str) -> Any:
+    def reader(name: str) -> ScheddReader:
         def connect() -> Any:
-            location = collector.locate(htcondor2.DaemonTypes.Schedd, name)
-            return htcondor2.Schedd(location)
+            return htcondor2.Schedd(collector.locate(htcondor2.DaemonTypes.Schedd, name))
 
-        return connect
+        return ScheddReader(name, connect, Backoff(f"schedd {name}"))
 
-    schedds = [ScheddReader(n, schedd_connector(n), Backoff(f"schedd {n}")) for n in names]
+    def discover() -> list[ScheddReader]:
+        located = collector.query(htcondor2.AdTypes.Schedd, projection=["Name"])
+        return [reader(str(ad["Name"])) for ad in located]
+
+    schedds = [reader(name) for name in config.get("schedds") or []]
     watts = {**NORMAL_WATTS, **config.get("watts", {})}
     inventory = machine_inventory(watts, config.get("types", {}))
     state_dir = config.get("state_dir")
@@ -80,6 +78,7 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
         tracker=MachineTracker(active_idle_s=float(config.get("active_idle_s", 900.0))),
         event_log=event_log,
         journal=Journal(Path(state_dir)) if state_dir else None,
+        discover=None if schedds else discover,
     )
     sinks: list[AdviceSink] = []
     if config.get("merge", token is not None) and token is not None:

@@ -88,10 +88,18 @@ class CondorPoolSource:
     machines: dict[str, MachineInfo] = field(default_factory=dict)
     slot_names: dict[str, list[str]] = field(default_factory=dict)
     last_view: PoolView = field(default_factory=lambda: PoolView([], [0] * PRIOR_HOURS_CLASSES))
+    discover: Callable[[], list[ScheddReader]] | None = None
+    """Finds every schedd through the collector when none were configured (retried until then)."""
+    restored: dict[str, Any] = field(default_factory=dict)
+    """Schedd cursors from ``restore``, for schedds discovered later."""
 
     def poll(self, now: float) -> Observation:
         events: list[Event] = []
         healthy = True
+        if self.discover is not None and not self.schedds:
+            self.schedds = self.collector_backoff.call(self.discover, now) or []
+            for schedd in self.schedds:
+                schedd.load(self.restored.get(schedd.name, {}))
         ads = self.collector_backoff.call(self.query_startds, now)
         views = self.last_view.machines
         if ads is None:
@@ -147,13 +155,14 @@ class CondorPoolSource:
     def cursor(self) -> dict[str, Any]:
         return {
             "machines": self.tracker.state(),
-            "schedds": {s.name: s.state() for s in self.schedds},
+            "schedds": {**self.restored, **{s.name: s.state() for s in self.schedds}},
             "event_log": self.event_log.state() if self.event_log else None,
         }
 
     def restore(self, cursor: Mapping[str, Any]) -> None:
         self.tracker.load(cursor.get("machines", {}))
+        self.restored = dict(cursor.get("schedds", {}))
         for schedd in self.schedds:
-            schedd.load(cursor.get("schedds", {}).get(schedd.name, {}))
+            schedd.load(self.restored.get(schedd.name, {}))
         if self.event_log is not None and cursor.get("event_log"):
             self.event_log.load(cursor["event_log"])

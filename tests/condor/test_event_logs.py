@@ -79,6 +79,8 @@ def test_follower_resumes_without_repeating(shared_data: Path) -> None:
         ({"VacateReasonCode": 1011, "JobStatus": 2}, AttemptOutcome.EVICTED_OWNER),
         ({"VacateReasonCode": 1013, "JobStatus": 2}, AttemptOutcome.EVICTED_REBOOT),
         ({"VacateReasonCode": 1010, "JobStatus": 1}, AttemptOutcome.EVICTED_REBOOT),
+        ({"VacateReasonCode": 1023, "JobStatus": 2}, AttemptOutcome.REMOVED),
+        ({"JobStatus": 2}, AttemptOutcome.COMPLETED),  # as a real 25 schedd writes it
         ({"JobStatus": 4, "ExitCode": 0}, AttemptOutcome.COMPLETED),
         ({"JobStatus": 3}, AttemptOutcome.REMOVED),
         ({"JobStatus": 5}, AttemptOutcome.HELD),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.condor.journal import read_events, read_machines
+from advisor.condor.journal import JOURNAL_DIR, read_events, read_machines
 from plugins.events import (
     AttemptEnded,
     AttemptOutcome,
@@ -119,6 +119,11 @@ def inventory_of(machines: Mapping[str, MachineInfo]) -> Inventory:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not (args.state / JOURNAL_DIR / "machines.json").exists():
+        raise FileNotFoundError(
+            f"{args.state}: no {JOURNAL_DIR}/machines.json; point --state at the state directory"
+            " of an advisor that observed a condor pool (pool.state_dir)"
+        )
     machines = read_machines(args.state)
     builder = TraceBuilder()
     builder.feed(read_events(args.state))

@@ -4,7 +4,7 @@ Settings (``pool`` section of the daemon's configuration; defaults in brackets):
 ``collector`` HOST:PORT; ``schedds`` schedd names to read ([] = every schedd the collector
 knows); ``token_file`` IDTOKEN for the advisor's identity [none: READ only, no merge];
 ``merge`` publish through MERGE_STARTD_AD (needs the token) [true]; ``event_log`` a job event
-log to follow instead of nothing [none]; ``state_dir`` where the journal for ``trace export``
+log to follow as well [none]; ``state_dir`` where the journal for ``trace export``
 goes [none: no journal]; ``active_idle_s`` keyboard idle below which the owner counts as present
 [900]; ``watts`` {active, idle, sleep} for machines without an ``AdvisorMachineType`` [Normal:
 57/40/2]; ``types`` watts per ``AdvisorMachineType``; ``advice_lifetime_s`` [3600]; ``policy``
@@ -22,7 +22,7 @@ from advisor.condor.journal import Journal
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.merge_sink import MergeStartdSink
 from advisor.condor.retry import Backoff
-from advisor.condor.source import CondorPoolSource, ScheddReader
+from advisor.condor.source import CondorPoolSource, Inventory, ScheddReader
 from advisor.condor.startd_ads import STARTD_PROJECTION, SlotAd
 from advisor.ports import AdviceSink, PoolSource
 from plugins.policy import MachineInfo
@@ -31,7 +31,9 @@ NORMAL_WATTS = {"active": 57.0, "idle": 40.0, "sleep": 2.0}
 """DESIGN section 5, type Normal."""
 
 
-def machine_inventory(watts: Mapping[str, float], types: Mapping[str, Mapping[str, float]]) -> Any:
+def machine_inventory(
+    watts: Mapping[str, float], types: Mapping[str, Mapping[str, float]]
+) -> Inventory:
     """MachineInfo from a machine's slots: ``AdvisorCluster``/``AdvisorMachineType`` if set."""
 
     def build(name: str, slots: Sequence[SlotAd]) -> MachineInfo:

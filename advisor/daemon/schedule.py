@@ -65,6 +65,20 @@ def build_scheduler(daemon: Daemon, clock: Callable[[], float]) -> BackgroundSch
     return scheduler
 
 
+def _reschedule(scheduler: BackgroundScheduler, daemon: Daemon) -> None:
+    """Apply reloaded intervals to the running timetable."""
+    config = daemon.config
+    for name, seconds in (
+        ("observe", config.learning["observe_interval"]),
+        ("publish", config.publish["interval"]),
+        ("snapshot", config.state["snapshot_interval"]),
+    ):
+        scheduler.reschedule_job(name, trigger="interval", seconds=seconds)
+    scheduler.reschedule_job(
+        "retrain", trigger=CronTrigger.from_crontab(config.learning["retrain"], timezone="UTC")
+    )
+
+
 def _timed_publish(daemon: Daemon, clock: Callable[[], float]) -> None:
     with daemon.metrics.cycle_seconds.time():
         daemon.host.publish(clock())
@@ -90,6 +104,7 @@ def run_live(
                 control.reload.clear()
                 sd_notify("RELOADING=1")
                 reload()
+                _reschedule(scheduler, daemon)
                 sd_notify("READY=1")
     finally:
         sd_notify("STOPPING=1")

@@ -8,7 +8,9 @@ import signal
 from pathlib import Path
 
 import yaml
-from daemonkit import DaemonProcess
+
+from advisor.daemon.crash_bench import crash_twin
+from advisor.daemon.process import DaemonProcess
 
 HOOK_LINE = re.compile(r'^Advisor[A-Za-z]+ = (-?[\d.e+-]+|true|false|"[^"]*"|\{[^}]*\})$')
 TWIN = ["--pool", "sim:campus", "--days", "2", "--scale", "0.05", "--seed", "3"]
@@ -77,3 +79,14 @@ def test_sighup_reloads_the_configuration_and_keeps_learned_state(tmp_path: Path
     assert "publish.advice_lifetime" in daemon.log()
     daemon.proc.send_signal(signal.SIGINT)
     assert daemon.finish() == 0
+
+
+def test_sigkill_at_random_moments_always_restarts_from_a_valid_snapshot(tmp_path: Path) -> None:
+    twin = [*TWIN[:-4], "--days", "3", "--scale", "0.05", "--seed", "3"]
+    twin += ["--policy", "crystal", "--snapshot-interval", "2h"]
+    report = crash_twin(twin, tmp_path, kills=2, speed=20000, seed=7)
+    assert report.kills == 2 and report.fresh_starts == 1 and report.corrupt_skipped == 0
+    assert report.resumed == 2  # the second start and the final run
+    assert all(0 <= lost <= 2 * 3600 + 120 for lost in report.lost_s), report.lost_s
+    assert report.final is not None and report.reference is not None
+    assert report.final["energy_mwh"] == report.reference["energy_mwh"]

@@ -108,7 +108,6 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
                 _retrain(bridge, t)
                 loop["retrain"] = next_cron(trigger, t)
             return
-        pace.wait_for(t, control.stop.is_set)
         if control.reload.is_set():
             control.reload.clear()
             _reload(daemon, opts, oracle)
@@ -121,6 +120,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
         if t >= loop["retrain"]:
             _retrain(bridge, t)
             loop["retrain"] = next_cron(trigger, t)
+        pace.wait_for(t, control.stop.is_set)
 
     began = time.perf_counter()
     try:

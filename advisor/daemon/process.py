@@ -1,4 +1,7 @@
-"""Run ``htcondor-advisor run`` as a real subprocess and talk to its endpoint with urllib."""
+"""``htcondor-advisor run`` as a child process, watched through its log and its endpoint.
+
+Used by the crash benchmark (``bench-daemon kill``) and the process tests.
+"""
 
 from __future__ import annotations
 

@@ -67,7 +67,10 @@ def format_explanation(data: Mapping[str, Any]) -> str:
     values = data["policy_values"]
     lines.append(f"policy values ({len(values)})")
     lines += [f"  {v['path']} = {v['value']}" for v in values] or ["  none name this machine"]
-    for title, key in (("owner sessions and power", "owner_sessions"), ("job attempts", "job_attempts")):
+    for title, key in (
+        ("owner sessions and power", "owner_sessions"),
+        ("job attempts", "job_attempts"),
+    ):
         events = data[key]
         lines.append(f"recent {title} ({len(events)})")
         for e in events:

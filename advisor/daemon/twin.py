@@ -18,7 +18,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from apscheduler.triggers.cron import CronTrigger
@@ -29,6 +29,7 @@ from advisor.ports import Observation
 from plugins.advice import Advice
 from plugins.events import Event
 from plugins.policy import MachineInfo, Policy, PoolView
+from simulator.advice_cache import AdviceCache
 
 log = logging.getLogger("htcondor_advisor.twin")
 IDENTITY_KEYS = ("scenario", "scenario_config", "days", "scale", "seed")
@@ -50,6 +51,8 @@ class TwinPool:
         self.published = Advice()
         self.clock: Any = lambda: 0.0
         self.resume_at: float | None = None
+        self.cache: AdviceCache | None = None
+        """The negotiator's advice cache (its lifetime follows ``publish.advice_lifetime``)."""
 
     def emit(self, event: Event) -> None:
         self.buffer.append(event)
@@ -70,7 +73,17 @@ class TwinPool:
         self.resume_at = float(cursor["time"])
 
     def publish(self, advice: Advice, now: float) -> None:
-        self.published = advice
+        """Hand the advice to the negotiator's cache, which applies the advice lifetime itself:
+        an expiry that is just the host's default stamp is handed over as None, so advice stays
+        equal to what the policy gave (the negotiator groups machines by equal advice)."""
+        default = now + self.cache.lifetime_s if self.cache is not None else None
+        self.published = Advice(
+            machines={
+                name: replace(adv, expires=None) if adv.expires == default else adv
+                for name, adv in advice.machines.items()
+            },
+            jobs=advice.jobs,
+        )
 
 
 class NegotiatorBridge:

@@ -66,6 +66,8 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     )
     engine = world.engine
     twin.clock = engine.now
+    twin.cache = world.negotiator.cache
+    twin.cache.lifetime_s = config.publish["advice_lifetime"]
     daemon = Daemon(config, make_policy(config, machines, oracle), twin, [twin], engine.now)
     daemon.resume()
     resume_at = twin.resume_at
@@ -170,4 +172,7 @@ def _reload(daemon: Daemon, opts: TwinOptions, oracle: TraceOracle | None) -> No
         return
     sd_notify("RELOADING=1")
     daemon.reload(opts.config_path, opts.overrides, oracle)
+    twin = daemon.host.source
+    assert isinstance(twin, TwinPool) and twin.cache is not None
+    twin.cache.lifetime_s = daemon.host.lifetime_s
     sd_notify("READY=1")

@@ -66,6 +66,8 @@ class PolicyHost:
         self.recent: dict[str, deque[Event]] = {}
         self.events_seen = 0
         self.cycles = 0
+        self.decided = Advice()
+        """The policy's last advice as it gave it (before the expiry stamp)."""
 
     # -- the cycle ---------------------------------------------------------------------------
     def observe(self, now: float) -> bool:
@@ -106,7 +108,8 @@ class PolicyHost:
     def publish(self, now: float) -> Advice:
         """Advise on the last observed view, stamp expiries, publish (unless dry-run)."""
         with self.lock:
-            advice = stamp(self.policy.advise(self.view, now), now, self.lifetime_s)
+            self.decided = self.policy.advise(self.view, now)
+            advice = stamp(self.decided, now, self.lifetime_s)
             self.cycles += 1
             self.metrics.decisions.inc(len(advice.machines))
             if self.dry_run:

@@ -18,7 +18,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
 from apscheduler.triggers.cron import CronTrigger
@@ -51,6 +51,7 @@ class TwinPool:
         self.published = Advice()
         self.clock: Any = lambda: 0.0
         self.resume_at: float | None = None
+        self.delivered = False
         self.cache: AdviceCache | None = None
         """The negotiator's advice cache (its lifetime follows ``publish.advice_lifetime``)."""
 
@@ -73,17 +74,8 @@ class TwinPool:
         self.resume_at = float(cursor["time"])
 
     def publish(self, advice: Advice, now: float) -> None:
-        """Hand the advice to the negotiator's cache, which applies the advice lifetime itself:
-        an expiry that is just the host's default stamp is handed over as None, so advice stays
-        equal to what the policy gave (the negotiator groups machines by equal advice)."""
-        default = now + self.cache.lifetime_s if self.cache is not None else None
-        self.published = Advice(
-            machines={
-                name: replace(adv, expires=None) if adv.expires == default else adv
-                for name, adv in advice.machines.items()
-            },
-            jobs=advice.jobs,
-        )
+        self.published = advice
+        self.delivered = True
 
 
 class NegotiatorBridge:
@@ -98,12 +90,15 @@ class NegotiatorBridge:
         return cast(Policy, self)
 
     def advise(self, view: PoolView, now: float) -> Advice:
-        twin = self.twin
-        assert self.host is not None
-        twin.view, twin.published = view, Advice()
-        self.host.cycle(now)
+        """Run one cycle; the negotiator gets what reached the twin's sink (nothing on a dry run
+        or a failed publish). It gets the policy's own advice objects, before the expiry stamp:
+        its cache applies the same lifetime, and it groups machines by advice identity."""
+        twin, host = self.twin, self.host
+        assert host is not None
+        twin.view, twin.delivered = view, False
+        host.cycle(now)
         twin.view = EMPTY_VIEW
-        return twin.published
+        return host.decided if twin.delivered else Advice()
 
 
 def next_cron(trigger: CronTrigger, t: float) -> float:

@@ -3,6 +3,7 @@
 ``cycle``   CPU of one observe-decide-publish cycle for a synthetic N-slot pool
 ``memory``  RSS at the start and end of a twin run (and the largest in between)
 ``crash``   SIGKILL the twin at random moments; every restart must resume from a valid snapshot
+``sigterm`` SIGTERM the twin halfway, restart it, compare the final figures with an unbroken run
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from advisor.commands.sources_args import parse_sets
 from advisor.daemon.bench_cycle import bench_cycles
 from advisor.daemon.config import check_config
-from advisor.daemon.crash_bench import crash_twin
+from advisor.daemon.crash_bench import crash_twin, stop_halfway
 from advisor.daemon.signals import Control
 from advisor.daemon.twin_run import TwinOptions, run_twin
 
@@ -24,7 +25,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("bench-daemon", help="measure the daemon (cycle CPU, memory, crashes)")
-    parser.add_argument("what", choices=["cycle", "memory", "crash"])
+    parser.add_argument("what", choices=["cycle", "memory", "crash", "sigterm"])
     parser.add_argument("--policy", default="random")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE")
     parser.add_argument("--slots", type=int, default=10_000, help="cycle: pool size")
@@ -46,7 +47,9 @@ def rss_mb() -> float:
 
 def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="advisor-bench-") as work:
-        return {"cycle": _cycle, "memory": _memory, "crash": _crash}[args.what](args, Path(work))
+        return {"cycle": _cycle, "memory": _memory, "crash": _crash, "sigterm": _crash}[args.what](
+            args, Path(work)
+        )
 
 
 def _cycle(args: argparse.Namespace, work: Path) -> int:
@@ -93,7 +96,10 @@ def _crash(args: argparse.Namespace, work: Path) -> int:
     twin += ["--seed", str(args.seed), "--policy", args.policy]
     twin += [f"--set={s}" for s in args.set or []]
     twin += ["--snapshot-interval", args.snapshot_interval]
-    report = crash_twin(twin, work, args.kills, args.speed, args.seed)
+    if args.what == "sigterm":
+        report = stop_halfway(twin, work, args.speed)
+    else:
+        report = crash_twin(twin, work, args.kills, args.speed, args.seed)
     print(f"kills                   {report.kills}")
     print(f"restarts from snapshot  {report.resumed}  (fresh: {report.fresh_starts}, the first)")
     print(f"corrupt snapshots seen  {report.corrupt_skipped}")
@@ -104,10 +110,13 @@ def _crash(args: argparse.Namespace, work: Path) -> int:
             f"(snapshot interval {args.snapshot_interval})"
         )
     assert report.final is not None and report.reference is not None
+    print(f"policy                  {report.final['policy']}")
     for key in ("good", "wasted", "total"):
         a, b = report.final["energy_mwh"][key], report.reference["energy_mwh"][key]
         diff = abs(a - b) / b * 100 if b else 0.0
         print(f"energy {key:<6} MWh      crashed {a:.6f}  uninterrupted {b:.6f}  ({diff:.2f}%)")
     a, b = report.final["jobs"]["completed"], report.reference["jobs"]["completed"]
     print(f"jobs completed          crashed {a}  uninterrupted {b}")
+    a, b = report.final["overhead_min_mean"], report.reference["overhead_min_mean"]
+    print(f"overhead min (mean)     crashed {a:.3f}  uninterrupted {b:.3f}")
     return 0

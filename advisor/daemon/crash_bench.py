@@ -87,11 +87,46 @@ def crash_twin(
         raise RuntimeError(f"final run failed:\n{final.log()}")
     match = RESUMED.search(final.log())
     _account(report, float(match.group(2)) if match else None, last_clock, final.log())
+    report.final = json.loads((work / "crashed" / "summary.json").read_text())
+    report.reference = _reference(twin_args, work)
+    return report
+
+
+def _reference(twin_args: list[str], work: Path) -> dict:
+    """The uninterrupted run's summary."""
     reference = DaemonProcess(
         [*twin_args, "--speed", "max", "--no-progress", "--out", str(work / "reference")]
     )
     if reference.finish(timeout=600) != 0:
         raise RuntimeError(f"reference run failed:\n{reference.log()}")
-    report.final = json.loads((work / "crashed" / "summary.json").read_text())
-    report.reference = json.loads((work / "reference" / "summary.json").read_text())
+    summary: dict = json.loads((work / "reference" / "summary.json").read_text())
+    return summary
+
+
+def stop_halfway(twin_args: list[str], work: Path, speed: float) -> CrashReport:
+    """SIGTERM once the twin's clock is past half its span, restart, finish, compare."""
+    report = CrashReport()
+    args = [*twin_args, "--state-dir", str(work / "state"), "--no-progress"]
+    args += ["--out", str(work / "stopped")]
+    daemon = DaemonProcess([*args, "--speed", str(speed)])
+    start = daemon.wait_for(lambda: _serving(daemon) and _health(daemon)["now"], timeout=120)
+    days = float(twin_args[twin_args.index("--days") + 1])
+    daemon.wait_for(lambda: _health(daemon)["now"] >= start + days * 43200, timeout=600)
+    daemon.proc.send_signal(signal.SIGTERM)
+    if daemon.finish() != 0:
+        raise RuntimeError(f"SIGTERM did not exit 0:\n{daemon.log()}")
+    report.kills, report.clock_at_kill = 1, _stopped_clock(daemon.log())
+    final = DaemonProcess([*args, "--speed", "max"])
+    if final.finish(timeout=600) != 0:
+        raise RuntimeError(f"resumed run failed:\n{final.log()}")
+    match = RESUMED.search(final.log())
+    _account(report, float(match.group(2)) if match else None, report.clock_at_kill, final.log())
+    report.final = json.loads((work / "stopped" / "summary.json").read_text())
+    report.reference = _reference(twin_args, work)
     return report
+
+
+def _stopped_clock(log: str) -> float | None:
+    """The simulated time the stopped twin logged ("stopped at simulated T")."""
+    match = re.search(r"stopped at simulated (\d+)", log)
+    return float(match.group(1)) if match else None

@@ -45,6 +45,11 @@ def rss_mb() -> float:
         return int(fh.read().split()[1]) * PAGE / 2**20
 
 
+def _rows(*rows: tuple[str, object]) -> None:
+    for label, value in rows:
+        print(f"{label:<24}{value}")
+
+
 def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="advisor-bench-") as work:
         return {"cycle": _cycle, "memory": _memory, "crash": _crash, "sigterm": _crash}[args.what](
@@ -56,13 +61,15 @@ def _cycle(args: argparse.Namespace, work: Path) -> int:
     figures = bench_cycles(
         args.slots, args.events, args.cycles, args.policy, parse_sets(args.set), str(work)
     )
-    print(f"policy                  {args.policy}")
-    print(f"slots                   {args.slots}")
-    print(f"events per cycle        {args.events}")
-    print(f"cycle CPU s (mean)      {figures['cycle_cpu_s_mean']:.4f}  (budget 1 s)")
-    print(f"cycle CPU s (max)       {figures['cycle_cpu_s_max']:.4f}")
-    print(f"hook lines, all slots   {figures['hook_all_machines_cpu_s']:.4f} CPU s")
-    print(f"snapshot CPU s          {figures['snapshot_cpu_s']:.4f}")
+    _rows(
+        ("policy", args.policy),
+        ("slots", args.slots),
+        ("events per cycle", args.events),
+        ("cycle CPU s (mean)", f"{figures['cycle_cpu_s_mean']:.4f}  (budget 1 s)"),
+        ("cycle CPU s (max)", f"{figures['cycle_cpu_s_max']:.4f}"),
+        ("hook lines, all slots", f"{figures['hook_all_machines_cpu_s']:.4f} CPU s"),
+        ("snapshot CPU s", f"{figures['snapshot_cpu_s']:.4f}"),
+    )
     return 0
 
 
@@ -80,14 +87,15 @@ def _memory(args: argparse.Namespace, work: Path) -> int:
         config, Control(), TwinOptions(on_progress=lambda f: samples.append((f, rss_mb())))
     )
     end = rss_mb()
-    first_day = samples[0][1]
-    print(f"policy                  {args.policy}")
-    print(f"twin days / scale       {args.days} / {args.scale}")
-    print(f"machines                {outcome.summary['machines'] if outcome.summary else '?'}")
-    print(f"RSS MB at start         {first_day:.1f}  (trace built, first simulated day)")
-    print(f"RSS MB after day 15     {min(samples, key=lambda s: abs(s[0] - 0.5))[1]:.1f}")
-    print(f"RSS MB at end           {end:.1f}")
-    print(f"RSS MB largest sample   {max(s[1] for s in samples):.1f}")
+    _rows(
+        ("policy", args.policy),
+        ("twin days / scale", f"{args.days} / {args.scale}"),
+        ("machines", outcome.summary["machines"] if outcome.summary else "?"),
+        ("RSS MB at start", f"{samples[0][1]:.1f}  (trace built, first simulated day)"),
+        ("RSS MB half-way", f"{min(samples, key=lambda s: abs(s[0] - 0.5))[1]:.1f}"),
+        ("RSS MB at end", f"{end:.1f}"),
+        ("RSS MB largest sample", f"{max(s[1] for s in samples):.1f}"),
+    )
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -203,3 +204,12 @@ def test_live_scheduler_runs_every_job_and_snapshots_on_stop(tmp_path: Path) -> 
         runner.join(20)
     assert not runner.is_alive()
     assert daemon.store.load_newest() is not None
+
+
+def test_log_lines_carry_journal_priorities_under_systemd() -> None:
+    from advisor.daemon.logs import JournalFormatter
+
+    record = logging.LogRecord(
+        "htcondor_advisor.host", logging.WARNING, "", 0, "pool quiet", (), None
+    )
+    assert JournalFormatter("%(message)s").format(record) == "<4>htcondor_advisor.host: pool quiet"

@@ -44,7 +44,11 @@ SECTIONS: dict[str, dict[str, Key]] = {
     },
     "metrics": {"enabled": Key(f.boolean, True, "serve /metrics")},
     "logging": {
-        "level": Key(lambda v, p: f.choice(str(v).upper(), p, f.LOG_LEVELS), "INFO", "log level")
+        "level": Key(
+            lambda v, p: f.choice(str(v).upper(), p, f.LOG_LEVELS),
+            None,
+            "log level (default: the command line's --log-level, INFO)",
+        )
     },
 }
 

@@ -15,10 +15,11 @@ class JournalFormatter(logging.Formatter):
         return f"<{prio}>{record.name}: {super().format(record)}"
 
 
-def setup_daemon_logging(level: str) -> None:
-    """Apply the configured level; switch to journal priorities under systemd."""
+def setup_daemon_logging(level: str | None) -> None:
+    """Apply the configured level (None: keep ``--log-level``); journal priorities under systemd."""
     root = logging.getLogger()
-    root.setLevel(level)
+    if level is not None:
+        root.setLevel(level)
     if os.environ.get("JOURNAL_STREAM"):
         for handler in root.handlers:
             handler.setFormatter(JournalFormatter("%(message)s"))

@@ -163,7 +163,8 @@ class Daemon:
                 self.board.policy_label = policy.label
             self.host.lifetime_s = new.publish["advice_lifetime"]
             self.host.dry_run = new.publish["dry_run"]
-        logging.getLogger().setLevel(new.logging["level"])
+        if new.logging["level"] is not None:
+            logging.getLogger().setLevel(new.logging["level"])
         self.config = new
         self.reloads += 1
         log.info("configuration reloaded from %s (reload %d)", path, self.reloads)

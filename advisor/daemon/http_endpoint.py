@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,12 +98,17 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
 
+class _Server6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 class AdviceServer:
     """Serves ``endpoint`` on ``(host, port)`` from a daemon thread; port 0 picks a free port."""
 
     def __init__(self, endpoint: Endpoint, host: str, port: int) -> None:
         handler = type("Handler", (_Handler,), {"endpoint": endpoint})
-        self.httpd = ThreadingHTTPServer((host, port), handler)
+        server = _Server6 if ":" in host else ThreadingHTTPServer  # ::1 and other IPv6
+        self.httpd = server((host, port), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="http")
 

@@ -7,13 +7,35 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import bench, experiment, policies, replay, scenario, trace_export
+from advisor.commands import (
+    bench,
+    bench_daemon,
+    check_config,
+    experiment,
+    explain,
+    policies,
+    replay,
+    scenario,
+    trace_export,
+)
+from advisor.commands import run as run_command
 from plugins.policy import OptionError
 from simulator.scenarios.config_checks import ConfigError
 from simulator.sources import SourceError
 from simulator.traces import TraceError
 
-COMMANDS = (scenario, replay, policies, bench, experiment, trace_export)
+COMMANDS = (
+    scenario,
+    replay,
+    policies,
+    bench,
+    experiment,
+    run_command,
+    check_config,
+    explain,
+    bench_daemon,
+    trace_export,
+)
 USER_ERRORS = (OptionError, ConfigError, SourceError, TraceError, FileNotFoundError)
 
 

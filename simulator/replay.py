@@ -78,16 +78,30 @@ def _emitter(policy: Policy, kinds: frozenset[type]) -> Callable[[Event], None] 
     return emit
 
 
-def replay(
+@dataclass
+class World:
+    """The simulated pool assembled from a trace, ready for ``engine.run``."""
+
+    engine: Engine
+    pool: CampusPool
+    book: JobBook
+    months: MonthStats
+    negotiator: Negotiator
+
+
+def build_world(
     trace: Trace,
-    policy: Policy,
-    seed: int = 0,
-    rules: PoolRules | None = None,
-    negotiation_interval: float = 60.0,
-    on_progress: Callable[[float], None] | None = None,
-) -> ReplayResult:
-    """Run the whole trace; ``on_progress(fraction)`` is called as simulated days pass."""
-    rules = rules or PoolRules()
+    advisor: Policy,
+    seed: int,
+    rules: PoolRules,
+    negotiation_interval: float,
+    emit_machine: Callable[[Event], None] | None,
+    emit_job: Callable[[Event], None] | None,
+) -> World:
+    """Engine, pool, jobs and negotiator with the trace fed in; the negotiator asks ``advisor``.
+
+    The replay passes the policy itself; the digital twin passes the daemon's published advice.
+    """
     engine = Engine(trace.start)
     months = MonthStats(trace.start, trace.end)
     inv = trace.inventory
@@ -104,7 +118,7 @@ def replay(
         [m.active_watts for m in inv.machines],
         names,
         months,
-        _emitter(policy, policy.WANTS - MACHINE_EVENTS),
+        emit_job,
         wake_negotiator,
     )
 
@@ -112,11 +126,11 @@ def replay(
         attempt_ended = staticmethod(book.attempt_ended)
         machine_freed = staticmethod(wake_negotiator)
 
-    pool = CampusPool(engine, inv, rules, Listener(), _emitter(policy, MACHINE_EVENTS))
+    pool = CampusPool(engine, inv, rules, Listener(), emit_machine)
     book.pool_finish = pool.finish_job
     rng = np.random.default_rng(seed + 7919)
     job_index = {job_id: j for j, job_id in enumerate(trace.jobs.job_id)}
-    negotiator = Negotiator(engine, pool, book, policy, rng, job_index, negotiation_interval)
+    negotiator = Negotiator(engine, pool, book, advisor, rng, job_index, negotiation_interval)
     negotiator_ref.append(negotiator)
 
     owners, jobs, down = trace.owners, trace.jobs, trace.unavailability
@@ -131,6 +145,34 @@ def replay(
     if first_reboot <= trace.start:
         first_reboot += DAY
     engine.at(first_reboot, pool.reboot_all)
+    return World(engine, pool, book, months, negotiator)
+
+
+def replay(
+    trace: Trace,
+    policy: Policy,
+    seed: int = 0,
+    rules: PoolRules | None = None,
+    negotiation_interval: float = 60.0,
+    on_progress: Callable[[float], None] | None = None,
+) -> ReplayResult:
+    """Run the whole trace; ``on_progress(fraction)`` is called as simulated days pass."""
+    world = build_world(
+        trace,
+        policy,
+        seed,
+        rules or PoolRules(),
+        negotiation_interval,
+        _emitter(policy, MACHINE_EVENTS),
+        _emitter(policy, policy.WANTS - MACHINE_EVENTS),
+    )
+    engine, pool, book, months, negotiator = (
+        world.engine,
+        world.pool,
+        world.book,
+        world.months,
+        world.negotiator,
+    )
 
     advance = None
     if on_progress is not None:

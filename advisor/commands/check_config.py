@@ -1,0 +1,25 @@
+"""``check-config FILE``: validate a daemon configuration without running anything."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from advisor.daemon.config import load_config
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("check-config", help="validate a daemon configuration file")
+    parser.add_argument("file", type=Path)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.file)
+    host, port = config.publish["listen"]
+    print(f"{args.file}: ok")
+    print(f"  pool     {config.pool['kind']} ({'simulated' if config.simulated else 'live'})")
+    print(f"  policy   {config.policy['name']} {config.policy['options'] or ''}".rstrip())
+    print(f"  listen   {host}:{port}")
+    print(f"  state    {config.state['directory']}")
+    return 0

@@ -1,0 +1,129 @@
+"""``run``: the advisor daemon, live (``pool.kind: condor``) or as the digital twin (``sim``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from advisor.commands.replay import progress_bar
+from advisor.commands.sources_args import parse_sets
+from advisor.daemon.config import DaemonConfig, check_config, load_config, merge
+from advisor.daemon.fields import ConfigError
+from advisor.daemon.logs import setup_daemon_logging
+from advisor.daemon.pools import POOL_KINDS
+from advisor.daemon.runtime import Daemon, make_policy
+from advisor.daemon.schedule import run_live
+from advisor.daemon.signals import Control
+from advisor.daemon.twin_run import TwinOptions, run_twin
+from simulator.summary import format_table
+
+log = logging.getLogger("htcondor_advisor.run")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("run", help="run the advisor daemon (live, or the digital twin)")
+    parser.add_argument("--config", type=Path, help="YAML configuration (see examples/)")
+    parser.add_argument("--pool", help="override the pool, e.g. sim:campus")
+    parser.add_argument("--days", type=int, help="twin: simulated days")
+    parser.add_argument("--scale", type=float, help="twin: pool size factor")
+    parser.add_argument("--seed", type=int, help="twin: scenario and tie-break seed")
+    parser.add_argument("--speed", help="twin: simulated s per wall s, or max")
+    parser.add_argument("--policy", help="override policy.name")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
+    parser.add_argument("--state-dir", type=Path, help="override state.directory")
+    parser.add_argument("--snapshot-interval", help="override state.snapshot_interval")
+    parser.add_argument("--listen", help="override publish.listen (HOST:PORT, port 0: any)")
+    parser.add_argument("--out", type=Path, help="twin: write summary.json and jobs.csv here")
+    parser.add_argument("--once", action="store_true", help="run one cycle, snapshot, exit")
+    parser.add_argument("--dry-run", action="store_true", help="compute and log, publish nothing")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.set_defaults(handler=run)
+
+
+def overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The command line as configuration sections (checked like the file)."""
+    out: dict[str, dict[str, Any]] = {}
+    if args.pool:
+        kind, _, arg = args.pool.partition(":")
+        out["pool"] = {"kind": kind, **({"scenario": arg} if arg else {})}
+    for key in ("days", "scale", "seed", "speed"):
+        value = getattr(args, key)
+        if value is not None:
+            out.setdefault("pool", {})[key] = value
+    if args.policy:
+        out.setdefault("policy", {})["name"] = args.policy
+    if args.set:
+        out.setdefault("policy", {})["options"] = parse_sets(args.set)
+    state_dir = args.state_dir
+    if state_dir is None and args.config is None and args.out is not None:
+        state_dir = args.out / "state"
+    if state_dir is not None:
+        out.setdefault("state", {})["directory"] = str(state_dir)
+    if args.snapshot_interval:
+        out.setdefault("state", {})["snapshot_interval"] = args.snapshot_interval
+    if args.listen:
+        out.setdefault("publish", {})["listen"] = args.listen
+    if args.dry_run:
+        out.setdefault("publish", {})["dry_run"] = True
+    return out
+
+
+def resolve(args: argparse.Namespace) -> DaemonConfig:
+    extra = overrides(args)
+    if args.config is not None:
+        return load_config(args.config, extra)
+    if "pool" not in extra:
+        raise ConfigError("run: give --config FILE or --pool sim:campus")
+    return check_config(merge({}, extra), "<command line>")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = resolve(args)
+    setup_daemon_logging(config.logging["level"])
+    control = Control()
+    control.install()
+    if config.simulated:
+        return _run_twin(config, control, args)
+    return _run_live(config, control, args)
+
+
+def _run_twin(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
+    show = not args.no_progress and config.pool["speed"] is None and sys.stderr.isatty()
+    with progress_bar(show) as update:
+        opts = TwinOptions(args.out, args.config, overrides(args), args.once, update)
+        outcome = run_twin(config, control, opts)
+    if outcome.summary is not None:
+        print(format_table(outcome.summary))
+        if args.out is not None:
+            print(f"wrote {args.out / 'summary.json'} and {args.out / 'jobs.csv'}")
+    return 0
+
+
+def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
+    kind = POOL_KINDS[config.pool["kind"]]
+    if kind.build is None:
+        raise ConfigError(
+            f"pool.kind: {config.pool['kind']!r} has no source in this build yet; "
+            "use kind: sim for the digital twin"
+        )
+    source, sinks = kind.build(config.pool)
+    machines: dict = {}
+    daemon = Daemon(config, make_policy(config, machines), source, sinks, time.time, machines)
+    daemon.resume()
+    if args.once:
+        advice = daemon.host.cycle(time.time())
+        daemon.snapshot(time.time())
+        print(json.dumps({"machines": len(advice.machines), "jobs": len(advice.jobs)}))
+        return 0
+
+    def reload() -> None:
+        if args.config is not None:
+            daemon.reload(args.config, overrides(args), None)
+
+    run_live(daemon, control, reload)
+    return 0

@@ -1,0 +1,1 @@
+"""The advisor daemon: configuration, policy host, state store, schedules, endpoint, twin."""

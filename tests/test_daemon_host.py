@@ -1,0 +1,215 @@
+"""The policy host, the advice board and the endpoint formats, with a small in-memory pool."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.daemon.board import Posted, hook_lines
+from advisor.daemon.config import check_config
+from advisor.daemon.host import stamp
+from advisor.daemon.notify import sd_notify
+from advisor.daemon.runtime import Daemon
+from advisor.daemon.schedule import run_live
+from advisor.daemon.signals import Control
+from advisor.ports import Observation
+from plugins.advice import Advice, MachineAdvice, PowerAdvice
+from plugins.events import AttemptEnded, AttemptOutcome, OwnerSessionStarted
+from plugins.policy import MachineView, Policy, PolicyContext, PoolView
+
+
+class ListPool:
+    """A pool source that hands out prepared events; every machine is a free candidate."""
+
+    def __init__(self, machines: list[str]) -> None:
+        self.view = PoolView([MachineView(m, "idle", 0.0) for m in machines], [0] * 24)
+        self.pending: list[Any] = []
+        self.position = 0
+
+    def poll(self, now: float) -> Observation:
+        events, self.pending = self.pending, []
+        self.position += len(events)
+        return Observation(events, self.view)
+
+    def cursor(self) -> dict[str, Any]:
+        return {"position": self.position}
+
+    def restore(self, cursor: Mapping[str, Any]) -> None:
+        self.position = cursor["position"]
+
+
+class Ranker(Policy):
+    NAME = "ranker"
+    WANTS = frozenset({AttemptEnded})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lost: dict[str, int] = {}
+
+    def observe(self, event: Any) -> None:
+        self.lost[event.machine] = self.lost.get(event.machine, 0) + 1
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice(
+            {
+                m.name: MachineAdvice(
+                    rank=-self.lost.get(m.name, 0),
+                    rank_by_prior_hours=(1.0, -2.5),
+                    predicted_idle_s=600.0,
+                    power=PowerAdvice.MAY_SLEEP,
+                    expires=now + 30 if m.name == "short" else None,
+                )
+                for m in view.machines
+            }
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"lost": self.lost}
+
+    def load_state(self, state: Any) -> None:
+        self.lost = dict(state["lost"])
+
+
+def make_daemon(tmp_path: Path, clock: list[float]) -> tuple[Daemon, ListPool]:
+    config = check_config(
+        {
+            "pool": {"kind": "condor", "collector": "cm:9618"},
+            "publish": {"listen": "127.0.0.1:0", "advice_lifetime": 300},
+            "state": {"directory": str(tmp_path)},
+        }
+    )
+    pool = ListPool(["a", "b", "short"])
+    policy = Ranker(PolicyContext(machines={}))
+    return Daemon(config, policy, pool, [], lambda: clock[0]), pool
+
+
+def test_advice_expires_after_its_lifetime(tmp_path: Path) -> None:
+    clock = [1000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    pool.pending = [AttemptEnded(990.0, "1.0", "a", AttemptOutcome.EVICTED_OWNER, 900.0)]
+    daemon.host.cycle(clock[0])
+    board = daemon.board
+    assert board.get("a", 1299.0) is not None and board.get("a", 1300.0) is None
+    assert board.get("short", 1029.0) is not None and board.get("short", 1030.0) is None
+    assert hook_lines(board.get("b", 1300.0)) == ""
+    assert set(board.live(1100.0)) == {"a", "b"}
+    assert board.get("a", 1000.0).advice.rank == -1.0  # type: ignore[union-attr]
+
+
+def test_stamp_keeps_the_policys_expiry_and_leaves_neutral_advice_neutral() -> None:
+    advice = Advice(
+        {"x": MachineAdvice(rank=1), "y": MachineAdvice(expires=5.0), "z": MachineAdvice()}
+    )
+    stamped = stamp(advice, 100.0, 60.0).machines
+    assert stamped["x"].expires == 160.0 and stamped["y"].expires == 5.0
+    assert stamped["z"].expires is None
+
+
+def test_hook_lines_are_classad_assignments() -> None:
+    posted = Posted(
+        MachineAdvice(rank=2.5, rank_by_prior_hours=(1.0, -2.0), hold=True, expires=4600.0),
+        1000.0,
+        "ranker/1",
+    )
+    assert hook_lines(posted) == (
+        "AdvisorRank = 2.5\n"
+        "AdvisorRankByPriorHours = {1, -2}\n"
+        "AdvisorHold = true\n"
+        'AdvisorPower = "on"\n'
+        "AdvisorUpdated = 1000\n"
+        "AdvisorExpires = 4600\n"
+        'AdvisorPolicy = "ranker/1"\n'
+    )
+
+
+def test_endpoint_over_http_is_read_only(tmp_path: Path) -> None:
+    clock = [1000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    pool.pending = [OwnerSessionStarted(995.0, "a")]
+    daemon.host.cycle(clock[0])
+    base = f"http://{daemon.start_endpoint()}"
+    try:
+        with urllib.request.urlopen(f"{base}/advice") as r:
+            data = json.load(r)
+        assert r.headers["Content-Type"] == "application/json"
+        assert set(data["machines"]) == {"a", "b", "short"}
+        assert data["machines"]["a"]["power"] == "may-sleep"
+        assert data["machines"]["a"]["expires"] == 1300.0
+        with urllib.request.urlopen(f"{base}/advice/a") as r:
+            assert b"AdvisorPredictedIdle = 600\n" in r.read()
+        with urllib.request.urlopen(f"{base}/explain/a") as r:
+            explained = json.load(r)
+        assert explained["owner_sessions"][0]["kind"] == "OwnerSessionStarted"
+        request = urllib.request.Request(f"{base}/advice/a", data=b"x", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request)
+        assert info.value.code == 405
+        clock[0] = 1400.0  # everything lapsed: the hook gets nothing, not an error
+        with urllib.request.urlopen(f"{base}/advice/a") as r:
+            assert r.status == 200 and r.read() == b""
+    finally:
+        daemon.stop_endpoint()
+
+
+def test_snapshot_round_trip_restores_policy_and_cursor(tmp_path: Path) -> None:
+    clock = [1000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    pool.pending = [AttemptEnded(990.0, "1.0", "b", AttemptOutcome.EVICTED_REBOOT, 900.0)]
+    daemon.host.cycle(clock[0])
+    daemon.snapshot(clock[0])
+    fresh, fresh_pool = make_daemon(tmp_path, clock)
+    assert fresh.resume() is not None
+    assert fresh.host.policy.lost == {"b": 1}  # type: ignore[attr-defined]
+    assert fresh_pool.position == 1
+
+
+def test_sd_notify_sends_a_datagram(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NOTIFY_SOCKET", raising=False)
+    assert sd_notify("READY=1") is False
+    path = tmp_path / "notify.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
+        server.bind(str(path))
+        monkeypatch.setenv("NOTIFY_SOCKET", str(path))
+        assert sd_notify("READY=1")
+        assert server.recv(100) == b"READY=1"
+
+
+def test_live_scheduler_runs_every_job_and_snapshots_on_stop(tmp_path: Path) -> None:
+    clock = [1000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    daemon.config.learning["observe_interval"] = 0.1
+    daemon.config.publish["interval"] = 0.1
+    daemon.config.state["snapshot_interval"] = 0.2
+    control = Control()
+    runner = threading.Thread(target=run_live, args=(daemon, control, lambda: None, time.time))
+    runner.start()
+    try:
+        pool.pending = [AttemptEnded(990.0, "1.0", "a", AttemptOutcome.EVICTED_OWNER, 900.0)]
+        deadline = time.monotonic() + 20
+        while daemon.host.cycles < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert daemon.host.cycles >= 3 and daemon.host.events_seen == 1
+    finally:
+        control.stop.set()
+        runner.join(20)
+    assert not runner.is_alive()
+    assert daemon.store.load_newest() is not None
+
+
+def test_log_lines_carry_journal_priorities_under_systemd() -> None:
+    from advisor.daemon.logs import JournalFormatter
+
+    record = logging.LogRecord(
+        "htcondor_advisor.host", logging.WARNING, "", 0, "pool quiet", (), None
+    )
+    assert JournalFormatter("%(message)s").format(record) == "<4>htcondor_advisor.host: pool quiet"

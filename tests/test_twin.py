@@ -1,0 +1,109 @@
+"""The digital twin: same figures as a replay, and a resumed run continues what it learned."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import plugins.registry
+from advisor.cli import main
+from advisor.daemon.config import check_config
+from advisor.daemon.signals import Control
+from advisor.daemon.twin_run import TwinOptions, run_twin
+from plugins.advice import Advice, MachineAdvice
+from plugins.events import AttemptEnded, AttemptOutcome
+from plugins.policy import Policy, PoolView
+
+SCENARIO = ["--days", "3", "--scale", "0.05", "--seed", "3"]
+
+
+def figures(path: Path) -> dict[str, Any]:
+    summary = json.loads((path / "summary.json").read_text())
+    for key in ("wall_s", "events_per_s"):
+        summary["sim"].pop(key)
+    return summary
+
+
+@pytest.mark.parametrize("policy", ["random", "crystal"])
+def test_twin_ends_with_the_replay_figures(tmp_path: Path, policy: str) -> None:
+    common = [*SCENARIO, "--policy", policy]
+    assert main(["replay", "--scenario", "campus", *common, "--out", str(tmp_path / "r")]) == 0
+    twin = ["run", "--pool", "sim:campus", "--speed", "max", "--listen", "127.0.0.1:0"]
+    assert main([*twin, *common, "--out", str(tmp_path / "t")]) == 0
+    assert figures(tmp_path / "t") == figures(tmp_path / "r")
+    assert (tmp_path / "t" / "jobs.csv").read_text() == (tmp_path / "r" / "jobs.csv").read_text()
+    assert list((tmp_path / "t" / "state").glob("snapshot-*.json"))
+
+
+class EvictionCounter(Policy):
+    """A small learning policy: ranks machines by how rarely they evicted a job."""
+
+    NAME = "eviction-counter"
+    WANTS = frozenset({AttemptEnded})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.evictions: Counter[str] = Counter()
+        self.observed = 0
+
+    def observe(self, event: Any) -> None:
+        self.observed += 1
+        if event.outcome is AttemptOutcome.EVICTED_OWNER:
+            self.evictions[event.machine] += 1
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice(
+            {m.name: MachineAdvice(rank=-float(self.evictions[m.name])) for m in view.machines}
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"evictions": dict(self.evictions), "observed": self.observed}
+
+    def load_state(self, state: Any) -> None:
+        self.evictions = Counter(state["evictions"])
+        self.observed = state["observed"]
+
+
+@pytest.fixture
+def counter_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = plugins.registry.available
+    monkeypatch.setattr(
+        plugins.registry, "available", lambda: {**real(), "eviction-counter": EvictionCounter}
+    )
+
+
+def _twin(state: Path, control: Control, stop_at: float | None = None) -> Any:
+    config = check_config(
+        {
+            "pool": {"kind": "sim", "days": 4, "scale": 0.05, "seed": 5},
+            "policy": {"name": "eviction-counter"},
+            "publish": {"listen": "127.0.0.1:0"},
+            "state": {"directory": str(state), "snapshot_interval": "6h"},
+        }
+    )
+
+    def progress(fraction: float) -> None:
+        if stop_at is not None and fraction >= stop_at:
+            control.stop.set()
+
+    return run_twin(config, control, TwinOptions(on_progress=progress))
+
+
+@pytest.mark.usefixtures("counter_registered")
+def test_stopped_twin_resumes_its_learning_from_the_snapshot(tmp_path: Path) -> None:
+    whole = _twin(tmp_path / "whole", Control())
+    half = _twin(tmp_path / "split", Control(), stop_at=0.5)
+    assert not half.finished and half.summary is None
+    learned_at_stop = half.daemon.host.policy.observed
+    assert 0 < learned_at_stop < whole.daemon.host.policy.observed
+    resumed = _twin(tmp_path / "split", Control())
+    assert resumed.finished
+    policy = resumed.daemon.host.policy
+    assert policy.observed == whole.daemon.host.policy.observed  # counts continued, none twice
+    assert policy.evictions == whole.daemon.host.policy.evictions
+    for key in ("energy_mwh", "jobs", "evictions"):
+        assert resumed.summary[key] == whole.summary[key]

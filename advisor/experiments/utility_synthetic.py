@@ -1,8 +1,9 @@
 """``experiment utility-synthetic``: paper 002, sec. VI-A/B on the M/M/50 workloads of Table I.
 
-For each interactive fraction (20/40/50%) and share target (feasible, infeasible): fifo, edf and
-utility-sarsa on the same jobs; SARSA is warm-started off-line on EDF's decisions over a workload
-of another seed. Writes Table II as CSV, figure 3 (CDFs) and figures 4/5 (fair-share over time).
+For each interactive fraction (20/40/50%) and target (feasible, infeasible): fifo, edf, sjf
+(the reference for mean waiting without preemption) and utility-sarsa on the same jobs; SARSA is
+warm-started off-line on EDF's decisions over a workload of another seed. Writes Table II as
+CSV, figure 3 (CDFs) and figures 4/5 (fair-share over time).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from simulator.grid_queue.trial import Trial, run_trial
 
 NAME = "utility-synthetic"
 HELP = "paper 002 Table II and figures 3-5: fifo, edf, utility-sarsa on M/M/50 workloads"
-POLICIES = ("fifo", "edf", "utility-sarsa")
+POLICIES = ("fifo", "edf", "sjf", "utility-sarsa")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,12 +24,13 @@ def processors(n: int) -> dict[str, MachineInfo]:
 
 @dataclass(frozen=True)
 class GridRun:
-    """Start time of every job, and the wall time spent in ``advise`` per decision."""
+    """Start time of every job; per decision the wall time of ``advise`` and the queue length."""
 
     workload: GridWorkload
     policy: str
     start: np.ndarray
     decision_s: np.ndarray
+    queue_length: np.ndarray
 
     @property
     def wait(self) -> np.ndarray:
@@ -49,12 +50,14 @@ class GridSimulation:
         self.waiting: dict[str, int] = {}
         self.start = np.full(len(workload), np.nan)
         self.decision_s: list[float] = []
+        self.queue_length: list[int] = []
 
     def run(self, on_advance: Callable[[float], None] | None = None) -> GridRun:
         w = self.w
         self.engine.feed(((float(t), j) for j, t in enumerate(w.submit)), self.arrive)
         self.engine.run(np.inf, on_advance)
-        return GridRun(w, self.policy.label, self.start, np.array(self.decision_s))
+        decisions = np.array(self.decision_s)
+        return GridRun(w, self.policy.label, self.start, decisions, np.array(self.queue_length))
 
     def arrive(self, j: int) -> None:
         now = self.engine.now()
@@ -86,6 +89,7 @@ class GridSimulation:
             began = time.perf_counter()
             advice = self.policy.advise(view, now)
             self.decision_s.append(time.perf_counter() - began)
+            self.queue_length.append(len(self.waiting))
             jobs = advice.jobs
             job_id = max(
                 self.waiting,

@@ -98,3 +98,15 @@ def test_lcg_site_loads_with_vo_from_the_swf_group(shared_data: Path) -> None:
     assert set(w.group) <= set(w.shares) and all(g.startswith("g") for g in w.group)
     assert sum(w.shares.values()) == pytest.approx(1.0)
     assert w.submit[0] == 0.0 and np.all(np.diff(w.submit) >= 0)
+
+
+def test_only_the_head_gets_a_prio_and_jobs_leaving_it_are_reset() -> None:
+    policy = EdfPolicy(PolicyContext(processors(1)), {"publish_top": "2"})
+    for k in range(4):
+        policy.observe(JobQueued(float(k), f"j{k}", "alice", expected_runtime_s=3600.0))
+    first = policy.advise(PoolView((), ()), 10.0)
+    assert {j: a.prio for j, a in first.jobs.items()} == {"j0": 2.0, "j1": 1.0}
+    policy.observe(JobQueued(11.0, "short", "bob", expected_runtime_s=60.0))
+    second = policy.advise(PoolView((), ()), 12.0)
+    assert {j: a.prio for j, a in second.jobs.items()} == {"short": 2.0, "j0": 1.0, "j1": 0.0}
+    assert second.jobs["j1"].utility is None

@@ -1,9 +1,9 @@
 """Queue-ordering policies of paper 002: the shared advice-building base, ``fifo`` and ``edf``.
 
-Each policy scores every waiting job; the advice gives each job its time utility if started now
-(eq. 1-3) and ``prio`` = its rank in the global order (HTCondor compares JobPrio only within a
-submitter, where the rank keeps the same order), plus per-group priority-factor advice towards
-the configured shares (eq. 4).
+Each policy scores every waiting job; the advice gives the jobs at the head of the order their
+time utility if started now (eq. 1-3) and ``prio`` = their place from the end of that head
+(HTCondor compares JobPrio only within a submitter, where this keeps the same order), plus
+per-group priority-factor advice towards the configured shares (eq. 4).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ UTILITY_OPTIONS: dict[str, Option] = {
     "default_runtime_s": Option(
         3600.0, float, "execution time assumed when a job gives no estimate", _positive
     ),
+    "publish_top": Option(100, int, "jobs at the head of the order that get a JobPrio", _positive),
 }
 
 
@@ -53,6 +54,7 @@ class UtilityOrderingPolicy(Policy):
         self.model = QueueModel(
             sorted(self.shares), len(context.machines), self.options["default_runtime_s"]
         )
+        self._published: set[str] = set()
 
     def observe(self, event: Event) -> None:
         started = isinstance(event, AttemptStarted) and event.job_id in self.model.waiting
@@ -83,17 +85,25 @@ class UtilityOrderingPolicy(Policy):
         """One score per waiting job (row order of the queue model); the highest runs first."""
 
     def advise(self, view: PoolView, now: float) -> Advice:
+        """The next ``publish_top`` jobs get prio top..1 (first to run highest) and their utility;
+        jobs that left that list are reset to prio 0, so a schedd's persisted JobPrio stays true.
+        Publishing only the head keeps a decision O(queue) in numpy, not in advice objects."""
         advice = Advice(groups=self.group_advice(now))
         w = self.model.waiting
-        if not len(w):
-            return advice
-        rank = np.empty(len(w), dtype=np.int64)
-        rank[np.argsort(self.scores(now), kind="stable")] = np.arange(len(w))
-        utility = self.utilities(now)
+        top = self.options["publish_top"]
+        scores = self.scores(now) if len(w) else np.zeros(0)
+        head = np.argpartition(-scores, top)[:top] if len(w) > top else np.arange(len(w))
+        head = head[np.argsort(-scores[head], kind="stable")]
+        utility = self.utilities(now)[head].tolist()
+        ids = [w.ids[i] for i in head.tolist()]
         advice.jobs = {
-            job_id: JobAdvice(prio=float(r), utility=float(u))
-            for job_id, r, u in zip(w.ids, rank.tolist(), utility.tolist(), strict=True)
+            job_id: JobAdvice(prio=float(top - k), utility=u)
+            for k, (job_id, u) in enumerate(zip(ids, utility, strict=True))
         }
+        for job_id in self._published.difference(advice.jobs):
+            if job_id in w:
+                advice.jobs[job_id] = JobAdvice(prio=0.0)
+        self._published = set(ids)
         return advice
 
     def group_advice(self, now: float) -> dict[str, GroupAdvice]:

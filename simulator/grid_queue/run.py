@@ -52,10 +52,13 @@ class GridSimulation:
         self.decision_s: list[float] = []
         self.queue_length: list[int] = []
 
-    def run(self, on_advance: Callable[[float], None] | None = None) -> GridRun:
+    def run(
+        self, on_advance: Callable[[float], None] | None = None, until: float = np.inf
+    ) -> GridRun:
+        """Simulate to the end (or to ``until``, leaving the queue as it is then)."""
         w = self.w
         self.engine.feed(((float(t), j) for j, t in enumerate(w.submit)), self.arrive)
-        self.engine.run(np.inf, on_advance)
+        self.engine.run(until, on_advance)
         decisions = np.array(self.decision_s)
         return GridRun(w, self.policy.label, self.start, decisions, np.array(self.queue_length))
 
@@ -79,13 +82,17 @@ class GridSimulation:
         self.free_since[machine] = now
         self.dispatch(now)
 
+    def view(self) -> PoolView:
+        """What the policy sees: the free processors and the queue length."""
+        return PoolView(
+            machines=[MachineView(m, "idle", self.free_since[m]) for m in self.free],
+            idle_jobs_by_prior_hours=(len(self.waiting),),
+        )
+
     def dispatch(self, now: float) -> None:
         """Greedy allocation: one advised job per free processor while jobs wait."""
         while self.free and self.waiting:
-            view = PoolView(
-                machines=[MachineView(m, "idle", self.free_since[m]) for m in self.free],
-                idle_jobs_by_prior_hours=(len(self.waiting),),
-            )
+            view = self.view()
             began = time.perf_counter()
             advice = self.policy.advise(view, now)
             self.decision_s.append(time.perf_counter() - began)

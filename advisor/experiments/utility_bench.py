@@ -3,8 +3,8 @@ heaviest load of a run (paper 002, sec. V-C: 1 to 10 ms in MATLAB; target here <
 
 A decision is one ``advise`` call: the state, Q for every waiting job, the ranking and the advice
 objects (learning happens in ``observe``). The run is simulated once to find the instant with the
-longest queue, then again up to that instant with the learned network, where ``advise`` is timed
-``--repeat`` times on that queue.
+longest queue, then again (same seed, so the same decisions and network) up to that instant,
+where ``advise`` is timed ``--repeat`` times on that queue.
 """
 
 from __future__ import annotations
@@ -48,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
     whole = first.run()
     peak = int(np.argmax(whole.queue_length))
     peak_time = float(np.sort(whole.start)[peak])
-    replay = _policy(workload)
-    replay.load_state(learner.state_dict())
+    replay = _policy(workload)  # same seed: the same decisions and network up to the peak
     sim = GridSimulation(workload, replay)
     sim.run(until=peak_time)
     view, now = sim.view(), sim.engine.now()

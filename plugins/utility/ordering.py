@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from plugins.advice import Advice, GroupAdvice, JobAdvice
-from plugins.events import AttemptStarted, Event, JobQueued
+from plugins.events import AttemptEnded, AttemptStarted, Event, JobQueued
 from plugins.policy import Option, Policy, PolicyContext, PoolView
 from plugins.utility.functions import MINUTE, check_shares, parse_shares, time_utility
 from plugins.utility.queue_model import QueueModel
@@ -46,7 +46,7 @@ class UtilityOrderingPolicy(Policy):
     """Base: keeps the queue model from events and turns per-job scores into advice."""
 
     OPTIONS: ClassVar[Mapping[str, Option]] = UTILITY_OPTIONS
-    WANTS = frozenset({JobQueued, AttemptStarted})
+    WANTS = frozenset({JobQueued, AttemptStarted, AttemptEnded})
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(context, options)

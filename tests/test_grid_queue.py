@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plugins.events import AttemptStarted, JobQueued
+from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
 from plugins.policy import PolicyContext, PoolView
 from plugins.utility.ordering import EdfPolicy, FifoPolicy
 from simulator.grid_queue.lcg import lcg_workload
@@ -110,3 +110,17 @@ def test_only_the_head_gets_a_prio_and_jobs_leaving_it_are_reset() -> None:
     second = policy.advise(PoolView((), ()), 12.0)
     assert {j: a.prio for j, a in second.jobs.items()} == {"short": 2.0, "j0": 1.0, "j1": 0.0}
     assert second.jobs["j1"].utility is None
+
+
+def test_the_events_a_policy_wants_keep_its_queue_model_true() -> None:
+    policy = EdfPolicy(PolicyContext(processors(2)), {"shares": "a=1"})
+    events = [
+        JobQueued(0.0, "j", "u", group="a", expected_runtime_s=60.0),
+        AttemptStarted(1.0, "j", "cpu000"),
+        AttemptEnded(61.0, "j", "cpu000", AttemptOutcome.COMPLETED, 1.0),
+    ]
+    for event in events:
+        if type(event) in policy.WANTS:  # what a driver honouring WANTS delivers
+            policy.observe(event)
+    assert policy.model.state(100.0)[1] == 2  # both processors idle again
+    assert policy.group_advice(100.0)["a"].received == 1.0

@@ -55,11 +55,25 @@ class JobAdvice:
     min_idle_s: float | None = None
     prio: float = 0.0
     replicas: int = 1
+    utility: float | None = None
+    """The job's expected time utility (paper 002, eq. 1-3) if started now; shown by explain."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupAdvice:
+    """Per accounting group: its configured share, the service it has received (both fractions
+    of the pool) and the negotiator priority factor that would move it towards its share (a
+    higher factor means a worse priority, as in HTCondor)."""
+
+    share: float
+    received: float
+    priority_factor: float
 
 
 @dataclass(slots=True)
 class Advice:
-    """One round of advice: per machine, and per-job updates."""
+    """One round of advice: per machine, per-job updates and per accounting group."""
 
     machines: dict[str, MachineAdvice] = field(default_factory=dict)
     jobs: dict[str, JobAdvice] = field(default_factory=dict)
+    groups: dict[str, GroupAdvice] = field(default_factory=dict)

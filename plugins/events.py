@@ -58,6 +58,10 @@ class JobQueued:
     user: str
     prior_attempts: int = 0
     longest_prior_attempt_s: float = 0.0
+    group: str = ""
+    """The job's accounting group (VO); empty when the pool has none."""
+    expected_runtime_s: float | None = None
+    """The submitter's execution-time estimate, when the pool or trace gives one."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""Paper 002's grid model: P identical processors fed by one queue, greedy allocation."""

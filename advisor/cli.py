@@ -7,13 +7,13 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import bench, experiment, policies, replay, scenario
+from advisor.commands import bench, experiment, policies, replay, scenario, train_power
 from plugins.policy import OptionError
 from simulator.scenarios.config_checks import ConfigError
 from simulator.sources import SourceError
 from simulator.traces import TraceError
 
-COMMANDS = (scenario, replay, policies, bench, experiment)
+COMMANDS = (scenario, replay, policies, bench, experiment, train_power)
 USER_ERRORS = (OptionError, ConfigError, SourceError, TraceError, FileNotFoundError)
 
 

@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from advisor.parallel import run_parallel
 from plugins.power.features import HISTORY, OBSERVATION_SIZE
-from plugins.power.ppo import Adam, Params, PpoConfig, init_params, ppo_update
+from plugins.power.ppo import Adam, Params, PpoConfig, imitate, init_params, ppo_update
 from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days
-from simulator.dedicated.rollout import Rollout, run_day
+from simulator.dedicated.days import Day
+from simulator.dedicated.rollout import Rollout, run_day, teacher_day
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--levels", type=int, default=8, help="reservation sizes k*G/levels")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--imitate-days", type=int, default=0,
+        help="warm start: clone OR* on this many training days before PPO (0: from scratch)",
+    )  # fmt: skip
     parser.set_defaults(handler=run)
 
 
@@ -62,6 +68,24 @@ def load_checkpoint(path: Path) -> tuple[Params, dict[str, Any], dict[str, Any]]
     return params, adam, meta
 
 
+def _teach(task: tuple[str, str, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    workload, data_dir, day, levels = task
+    train, _ = load_days(workload, data_dir)
+    return teacher_day(train[day].jobs, levels)
+
+
+def warm_start(params: Params, train: list[Day], args: argparse.Namespace, rng: Any) -> float:
+    """Clone OR*'s hold/release choices on some training days (never a test day)."""
+    days = rng.choice(len(train), min(args.imitate_days, len(train)), replace=False).tolist()
+    tasks = [(args.workload, args.data_dir, d, args.levels) for d in days]
+    pairs = run_parallel(_teach, tasks, workers=args.workers, desc="OR* days")
+    obs = np.concatenate([p[0] for p in pairs])
+    act = np.concatenate([p[1] for p in pairs])
+    accuracy = imitate(params, obs, act, 8, PpoConfig(), rng)
+    print(f"warm start on {len(days)} days: {len(act)} decisions, accuracy {accuracy:.3f}")
+    return accuracy
+
+
 def _play(task: tuple[str, str, int, Params, int]) -> Rollout:
     workload, data_dir, day, params, seed = task
     train, _ = load_days(workload, data_dir)
@@ -83,8 +107,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         inputs = HISTORY * OBSERVATION_SIZE
         params = init_params(inputs, args.hidden, args.levels + 1, rng, favour=(0, args.levels))
-        opt = Adam(params, cfg.lr)
         meta = {"iteration": 0, "curve": [], "workload": args.workload, "seconds": 0.0}
+        if args.imitate_days > 0:
+            meta["imitation_accuracy"] = warm_start(params, train, args, rng)
+        opt = Adam(params, cfg.lr)
     print(f"{args.workload}: {len(train)} training days, {len(test)} test days held out")
     began, prior_s = time.perf_counter(), float(meta["seconds"])
     bar = tqdm(total=args.iterations, initial=meta["iteration"], desc="iterations", unit="it")

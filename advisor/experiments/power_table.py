@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 from advisor.commands.train_power import checkpoint_path, load_checkpoint
 from advisor.parallel import run_parallel
 from plugins.policy import PolicyContext
+from plugins.power.view import ClusterView, PowerDecision
 from plugins.registry import policy_class
 from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days
 from simulator.dedicated.episode import DayEpisode
@@ -32,7 +34,9 @@ POLICIES: list[tuple[str, str, dict[str, Any]]] = [
     ("OR*", "or-oracle", {}),
     ("DS", "or-ppo", {}),
 ]
-METRICS = ("waste_kj", "cycles_per_node", "slowdown", "delay_s", "stretch", "unstarted")
+METRICS = (
+    "waste_kj", "cycles_per_node", "slowdown", "delay_s", "stretch", "unstarted", "decision_us",
+)  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,9 +56,30 @@ def _play(task: tuple[str, str, str, str, dict[str, Any], str, int, str | None])
     if agent is not None:
         params, _, _ = load_checkpoint(Path(agent))
         policy.load_state({"params": params})
-    metrics = DayEpisode(day.jobs).run(policy)  # type: ignore[arg-type]
+    timed = TimedPolicy(policy)
+    metrics = DayEpisode(day.jobs).run(timed)
     row = {"workload": workload, "policy": label, "split": split, "day": day.index}
-    return row | {"group": day.group} | asdict(metrics)
+    row |= {"group": day.group, "decision_us": 1e6 * timed.seconds / max(1, timed.calls)}
+    return row | asdict(metrics)
+
+
+class TimedPolicy:
+    """Measures the wall time of each decision (the benchmark: one decision under 1 ms)."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.NEEDS_ORACLE = bool(policy.NEEDS_ORACLE)
+        self.seconds, self.calls = 0.0, 0
+
+    def bind_oracle(self, oracle: Any) -> None:
+        self.policy.bind_oracle(oracle)
+
+    def decide(self, view: ClusterView) -> PowerDecision:
+        began = time.perf_counter()
+        decision = self.policy.decide(view)
+        self.seconds += time.perf_counter() - began
+        self.calls += 1
+        return decision
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,12 +135,13 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def print_table(summary: list[dict[str, Any]]) -> None:
     print(f"{'workload':8} {'split':5} {'policy':6} {'days':>4} {'waste MJ':>9} {'cyc/node':>8} "
-          f"{'slowdown':>8} {'delay s':>8} {'stretch':>7}")  # fmt: skip
+          f"{'slowdown':>8} {'delay s':>8} {'stretch':>7} {'µs/dec':>7}")  # fmt: skip
     for s in summary:
         print(
             f"{s['workload']:8} {s['split']:5} {s['policy']:6} {s['days']:4d} "
             f"{s['waste_mj_total']:9.1f} {s['switch_offs_per_node_total']:8.1f} "
-            f"{s['slowdown_avg']:8.2f} {s['delay_s_avg']:8.1f} {s['stretch_avg']:7.3f}"
+            f"{s['slowdown_avg']:8.2f} {s['delay_s_avg']:8.1f} {s['stretch_avg']:7.3f} "
+            f"{s['decision_us_avg']:7.0f}"
         )
 
 

@@ -150,3 +150,26 @@ def ppo_update(
             )  # fmt: skip
             opt.step(params, grads)
     return stats
+
+
+def imitate(
+    params: Params, obs: np.ndarray, act: np.ndarray, epochs: int, cfg: PpoConfig,
+    rng: np.random.Generator,
+) -> float:  # fmt: skip
+    """Behaviour cloning of a teacher's actions (cross-entropy on the actor head), a warm start.
+
+    With the old policy equal to the current one and unit advantages, eq. 7's gradient is that of
+    -log pi(a|s); only the actor learns here, PPO then trains the critic along with it.
+    """
+    teacher = PpoConfig(value_coef=0.0, entropy_coef=0.0, minibatch=cfg.minibatch, lr=cfg.lr)
+    opt = Adam(params, cfg.lr)
+    ones, zeros = np.ones(len(act)), np.zeros(len(act))
+    for _ in range(epochs):
+        order = rng.permutation(len(act))
+        for lo in range(0, len(act), teacher.minibatch):
+            i = order[lo : lo + teacher.minibatch]
+            now = forward(params, obs[i])[0][np.arange(len(i)), act[i]]
+            grads, _ = gradients(params, obs[i], act[i], now, ones[i], zeros[i], teacher)
+            opt.step(params, grads)
+    logp = forward(params, obs)[0]
+    return float(np.mean(np.argmax(logp, axis=1) == act))

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from plugins.policy import PolicyContext
+from plugins.power.features import History
+from plugins.power.or_oracle import OrOraclePolicy
 from plugins.power.or_ppo import OrPpoPolicy
 from plugins.power.ppo import Params, PpoConfig, gae
-from simulator.dedicated.episode import DayEpisode, DayMetrics
+from plugins.power.view import OFF, SWITCHING_OFF
+from simulator.dedicated.episode import DayEpisode, DayMetrics, EpisodeOracle
 from simulator.dedicated.workload import Workload
 
 
@@ -45,3 +48,24 @@ def run_day(params: Params, jobs: Workload, seed: int, cfg: PpoConfig) -> Rollou
         np.array(obs, dtype=np.float32), np.array(act), np.array(logp), adv, ret,
         float(rewards.sum()), episode.metrics(),
     )  # fmt: skip
+
+
+def teacher_day(jobs: Workload, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and OR*'s choices on one training day, as action levels for a warm start.
+
+    OR* either holds every off node (level ``levels``) or releases some for a job at its deadline
+    (level 0: release, the scheduler then wakes only what the first job needs).
+    """
+    teacher = OrOraclePolicy(PolicyContext({}))
+    episode = DayEpisode(jobs)
+    teacher.bind_oracle(EpisodeOracle(episode))
+    history = History()
+    obs, act = [], []
+    while not episode.done:
+        view = episode.view()
+        decision = teacher.decide(view)
+        obs.append(history.push(view).astype(np.float32))
+        off_like = view.count(OFF) + view.count(SWITCHING_OFF) + len(decision.switch_off)
+        act.append(levels if decision.reserve >= off_like else 0)
+        episode.step(decision)
+    return np.array(obs), np.array(act)

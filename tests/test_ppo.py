@@ -44,3 +44,20 @@ def test_ppo_learns_the_best_action_of_a_contextual_bandit() -> None:
     logp, value, _ = forward(params, x)
     assert np.mean(np.argmax(logp, axis=1) == best(x)) > 0.95
     assert abs(float(value.mean()) - 1.0) < 0.2  # the critic learned the return of the policy
+
+
+def test_imitation_learns_a_rare_teacher_action() -> None:
+    """The teacher releases (action 0) in 3% of states, exactly when x0 > 1.9: cloning finds it."""
+    from plugins.power.ppo import imitate
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(4000, 6)).astype(np.float32)
+    act = np.where(x[:, 0] > 1.9, 0, 2)
+    params = init_params(6, 16, 3, rng)
+    balanced = imitate(params, x, act, 30, PpoConfig(minibatch=200, lr=3e-3), rng)
+    assert balanced > 0.9
+    test = rng.normal(size=(4000, 6)).astype(np.float32)
+    chosen = np.argmax(forward(params, test)[0], axis=1)
+    rare = test[:, 0] > 2.1
+    assert np.mean(chosen[rare] == 0) > 0.8
+    assert np.mean(chosen[test[:, 0] < 1.5] == 2) > 0.9

@@ -82,7 +82,8 @@ def warm_start(params: Params, train: list[Day], args: argparse.Namespace, rng: 
     obs = np.concatenate([p[0] for p in pairs])
     act = np.concatenate([p[1] for p in pairs])
     accuracy = imitate(params, obs, act, 8, PpoConfig(), rng)
-    print(f"warm start on {len(days)} days: {len(act)} decisions, accuracy {accuracy:.3f}")
+    print(f"warm start on {len(days)} days: {len(act)} decisions ({np.mean(act > 0):.3f} hold), "
+          f"balanced accuracy {accuracy:.3f}")  # fmt: skip
     return accuracy
 
 
@@ -108,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
         inputs = HISTORY * OBSERVATION_SIZE
         params = init_params(inputs, args.hidden, args.levels + 1, rng, favour=(0, args.levels))
         meta = {"iteration": 0, "curve": [], "workload": args.workload, "seconds": 0.0}
+        opt = Adam(params, cfg.lr)
         if args.imitate_days > 0:
             meta["imitation_accuracy"] = warm_start(params, train, args, rng)
-        opt = Adam(params, cfg.lr)
+            save_checkpoint(path.with_name(f"{path.stem}-warm.npz"), params, opt, meta)
     print(f"{args.workload}: {len(train)} training days, {len(test)} test days held out")
     began, prior_s = time.perf_counter(), float(meta["seconds"])
     bar = tqdm(total=args.iterations, initial=meta["iteration"], desc="iterations", unit="it")

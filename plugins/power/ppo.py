@@ -156,20 +156,24 @@ def imitate(
     params: Params, obs: np.ndarray, act: np.ndarray, epochs: int, cfg: PpoConfig,
     rng: np.random.Generator,
 ) -> float:  # fmt: skip
-    """Behaviour cloning of a teacher's actions (cross-entropy on the actor head), a warm start.
+    """Behaviour cloning of a teacher's actions (cross-entropy on the actor head), a warm start;
+    returns the balanced accuracy.
 
-    With the old policy equal to the current one and unit advantages, eq. 7's gradient is that of
-    -log pi(a|s); only the actor learns here, PPO then trains the critic along with it.
+    With the old policy equal to the current one, eq. 7's gradient is that of -w log pi(a|s) for
+    an advantage w; w weighs each class by its rarity, since the teacher's rare actions (release
+    now) matter most. Only the actor learns here; PPO then trains the critic along with it.
     """
     teacher = PpoConfig(value_coef=0.0, entropy_coef=0.0, minibatch=cfg.minibatch, lr=cfg.lr)
     opt = Adam(params, cfg.lr)
-    ones, zeros = np.ones(len(act)), np.zeros(len(act))
+    counts = np.bincount(act)
+    weight = len(act) / (np.count_nonzero(counts) * counts[act])
+    zeros = np.zeros(len(act))
     for _ in range(epochs):
         order = rng.permutation(len(act))
         for lo in range(0, len(act), teacher.minibatch):
             i = order[lo : lo + teacher.minibatch]
             now = forward(params, obs[i])[0][np.arange(len(i)), act[i]]
-            grads, _ = gradients(params, obs[i], act[i], now, ones[i], zeros[i], teacher)
+            grads, _ = gradients(params, obs[i], act[i], now, weight[i], zeros[i], teacher)
             opt.step(params, grads)
-    logp = forward(params, obs)[0]
-    return float(np.mean(np.argmax(logp, axis=1) == act))
+    hit = np.argmax(forward(params, obs)[0], axis=1) == act
+    return float(np.mean([hit[act == a].mean() for a in np.unique(act)]))

@@ -3,7 +3,8 @@
 Every policy (T(0), T(1), T(5), OR*, or-ppo when a trained agent exists) plays every day of each
 workload; ``days.csv`` has one row per policy and day, ``table3.csv`` the avg/std/min/max per
 policy, workload and split, and ``fig6.png`` the cumulative daily waste (normalised by the largest
-policy's total), training days left of the dashed line and test days right of it.
+policy's total), training days left of the dashed line and test days right of it. ``DS`` is the
+trained agent, ``DS-bc`` the same agent right after its warm start (when train-power kept one).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ POLICIES: list[tuple[str, str, dict[str, Any]]] = [
     ("T(5)", "timeout", {"t": 5.0}),
     ("OR*", "or-oracle", {}),
     ("DS", "or-ppo", {}),
+    ("DS-bc", "or-ppo", {}),
 ]
+"""DS is the agent after PPO; DS-bc the same agent after its warm start only (cloned OR*)."""
 METRICS = (
     "waste_kj", "cycles_per_node", "slowdown", "delay_s", "stretch", "unstarted", "decision_us",
 )  # fmt: skip
@@ -88,10 +91,11 @@ def run(args: argparse.Namespace) -> int:
     tasks = []
     for workload in args.workloads:
         train, test = load_days(workload, args.data_dir)
-        agent = checkpoint_path(args.agents, workload)
+        final = checkpoint_path(args.agents, workload)
         for label, name, options in POLICIES:
+            agent = final.with_name(f"{final.stem}-warm.npz") if label == "DS-bc" else final
             if name == "or-ppo" and not agent.exists():
-                print(f"no agent {agent} (run train-power {workload}): DS left out")
+                print(f"no agent {agent} (run train-power {workload}): {label} left out")
                 continue
             found = str(agent) if name == "or-ppo" else None
             for split, days in (("train", train), ("test", test)):

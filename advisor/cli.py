@@ -17,6 +17,7 @@ from advisor.commands import (
     replay,
     scenario,
     trace_export,
+    train_power,
 )
 from advisor.commands import run as run_command
 from plugins.policy import OptionError
@@ -35,6 +36,7 @@ COMMANDS = (
     explain,
     bench_daemon,
     trace_export,
+    train_power,
 )
 USER_ERRORS = (OptionError, ConfigError, SourceError, TraceError, FileNotFoundError)
 

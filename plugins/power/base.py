@@ -1,0 +1,100 @@
+"""Shared part of the power policies: the fast ``decide`` path and the normal advice path.
+
+The dedicated simulator calls ``decide(ClusterView)`` every minute; the daemon calls
+``advise(PoolView, now)`` and gets ``MachineAdvice.power`` per machine: reserved machines are
+``reserve-off`` and held, idle ones past their timeout ``may-sleep``, sleeping ones ``wake`` when
+jobs wait and the reservation lets them go.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+
+import numpy as np
+
+from plugins.advice import Advice, MachineAdvice, PowerAdvice
+from plugins.policy import Policy, PoolView
+from plugins.power.view import COMPUTING, IDLE, OFF, ClusterView, PowerDecision, RuntimeOracle
+
+LIVE_ADVICE_S = 300.0
+"""Advice lifetime in the daemon: a reservation lapses unless renewed (HIBERNATE checks it)."""
+
+
+def idle_nodes_to_keep(view: ClusterView) -> int:
+    """Idle nodes the first queued job awaits, kept on while it starts within a boot."""
+    if len(view.queue_cores) == 0 or view.promise > view.now + view.switch_on_s:
+        return 0
+    on = (view.node_state == COMPUTING) & ~view.reserved
+    spare = int((view.cores_per_node * on.sum()) - view.running_cores.sum())
+    need = max(0, int(view.queue_cores[0]) - spare)
+    return math.ceil(need / view.cores_per_node)
+
+
+def idle_longer_than(view: ClusterView, seconds: float) -> tuple[int, ...]:
+    """Unreserved idle nodes idle for at least ``seconds``, minus those the first job awaits."""
+    idle = np.flatnonzero((view.node_state == IDLE) & ~view.reserved)
+    idle = idle[np.argsort(view.idle_since[idle], kind="stable")]
+    keep = idle_nodes_to_keep(view)
+    candidates = idle[: max(0, len(idle) - keep)]
+    return tuple(int(n) for n in candidates if view.now - view.idle_since[n] >= seconds)
+
+
+class PowerPolicy(Policy):
+    """A policy deciding node power for a dedicated cluster, usable by simulator and daemon."""
+
+    def bind_oracle(self, oracle: RuntimeOracle) -> None:
+        raise RuntimeError(f"{self.NAME} reads no future runtimes")
+
+    @abstractmethod
+    def decide(self, view: ClusterView) -> PowerDecision:
+        """Which idle nodes to switch off and how many nodes to keep reserved and off."""
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        cluster = pool_as_cluster(view, now)
+        decision = self.decide(cluster)
+        names = [m.name for m in view.machines]
+        sleeping = [i for i, m in enumerate(view.machines) if m.state != "idle"]
+        awake = [i for i, m in enumerate(view.machines) if m.state == "idle"]
+        reserved = set((sleeping + awake)[: max(0, decision.reserve)])
+        expires = now + LIVE_ADVICE_S
+        jobs_wait = len(cluster.queue_cores) > 0
+        advice = Advice()
+        for i, name in enumerate(names):
+            if i in reserved:
+                power, hold = PowerAdvice.RESERVE_OFF, True
+            elif i in decision.switch_off:
+                power, hold = PowerAdvice.MAY_SLEEP, False
+            elif i in sleeping and jobs_wait:
+                power, hold = PowerAdvice.WAKE, False
+            else:
+                power, hold = PowerAdvice.ON, False
+            advice.machines[name] = MachineAdvice(power=power, hold=hold, expires=expires)
+        return advice
+
+
+def pool_as_cluster(view: PoolView, now: float) -> ClusterView:
+    """The daemon's pool as a one-core-per-machine cluster (queue: one core per idle job)."""
+    state = np.array([IDLE if m.state == "idle" else OFF for m in view.machines], dtype=np.int8)
+    waiting = int(sum(view.idle_jobs_by_prior_hours))
+    hours = np.repeat(
+        np.arange(len(view.idle_jobs_by_prior_hours)), view.idle_jobs_by_prior_hours
+    ).astype(float)
+    empty = np.zeros(0)
+    return ClusterView(
+        now=now,
+        cores_per_node=1,
+        node_state=state,
+        reserved=np.zeros(len(state), dtype=bool),
+        idle_since=np.array([m.free_since for m in view.machines], dtype=float),
+        queue_cores=np.ones(waiting, dtype=np.int64),
+        queue_walltime=np.maximum(hours, 1.0) * 3600.0,
+        queue_arrival=np.full(waiting, now),
+        queue_user_jobs=np.ones(waiting, dtype=np.int64),
+        running_cores=empty.astype(np.int64),
+        running_start=empty,
+        running_walltime=empty,
+        promise=now if waiting else math.inf,
+        switch_on_s=60.0,
+        ready_at=np.where(state == OFF, now + 60.0, np.nan),
+    )

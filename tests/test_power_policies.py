@@ -1,0 +1,119 @@
+"""Power policies: timeout semantics, the oracle alone reads runtimes, advice for the daemon."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from dedicatedkit import random_workload, workload
+
+from plugins.advice import PowerAdvice
+from plugins.policy import MachineView, OptionError, PolicyContext, PoolView
+from plugins.power.base import PowerPolicy
+from plugins.power.or_oracle import OrOraclePolicy
+from plugins.power.timeout import TimeoutPolicy
+from plugins.power.view import ClusterView
+from plugins.registry import available
+from simulator.dedicated.episode import STEP_S, DayEpisode
+from simulator.dedicated.power import NodeState
+
+
+def power_policies() -> dict[str, type[PowerPolicy]]:
+    return {n: c for n, c in available().items() if issubclass(c, PowerPolicy)}
+
+
+@pytest.mark.parametrize("t", [0.0, 1.0, 5.0, 2.5])
+def test_timeout_switches_a_node_off_at_the_first_decision_after_t_idle_minutes(t: float) -> None:
+    jobs = workload(2, 1, [(0, 1, 600, 130)])
+    episode = DayEpisode(jobs)
+    policy = TimeoutPolicy(PolicyContext({}), {"t": t})
+    # boot 0..60 s, run 60..190 s, idle from 190 s
+    idle_from = 60.0 + 130.0
+    first_off = None
+    while not episode.done and first_off is None:
+        now = episode.engine.now()
+        decision = policy.decide(episode.view())
+        if decision.switch_off:
+            first_off = now
+            assert decision.switch_off == (0,)
+        episode.step(decision)
+    assert first_off is not None
+    assert first_off >= idle_from + 60 * t
+    assert first_off < idle_from + 60 * t + STEP_S
+    assert episode.cluster.state[1] == NodeState.OFF  # never needed, never booted
+
+
+def test_timeout_rejects_a_negative_t_naming_the_key() -> None:
+    with pytest.raises(OptionError, match="t="):
+        TimeoutPolicy(PolicyContext({}), {"t": "-1"})
+
+
+def test_the_view_carries_no_runtimes() -> None:
+    names = {f.name for f in dataclasses.fields(ClusterView)}
+    assert not any("runtime" in n or "end" in n for n in names)
+
+
+class CountingOracle:
+    def __init__(self, episode: DayEpisode) -> None:
+        from simulator.dedicated.episode import EpisodeOracle
+
+        self.inner = EpisodeOracle(episode)
+        self.calls = 0
+
+    def running_end(self) -> np.ndarray:
+        self.calls += 1
+        return self.inner.running_end()
+
+    def queued_runtime(self) -> np.ndarray:
+        self.calls += 1
+        return self.inner.queued_runtime()
+
+
+def test_only_the_oracle_policy_reads_future_runtimes() -> None:
+    found = power_policies()
+    assert {"timeout", "or-oracle", "or-ppo"} <= set(found)
+    jobs = random_workload(np.random.default_rng(3), 4, 2, 25)
+    for name, cls in found.items():
+        policy = cls(PolicyContext({}))
+        assert ("oracle" in name) == cls.NEEDS_ORACLE
+        episode = DayEpisode(jobs)
+        oracle = CountingOracle(episode)
+        if cls.NEEDS_ORACLE:
+            policy.bind_oracle(oracle)
+        else:
+            with pytest.raises(RuntimeError):
+                policy.bind_oracle(oracle)
+        for _ in range(200):
+            episode.step(policy.decide(episode.view()))
+        assert (oracle.calls > 0) == cls.NEEDS_ORACLE, name
+
+
+def test_or_oracle_delays_a_short_job_to_reuse_a_busy_node_instead_of_booting() -> None:
+    # the first job is held to its deadline (450 s), boots and runs 420..1020 s; the second
+    # arrives at 300 s and may wait to 1200 s: OR* gives it the first job's node, T(0) a new boot
+    jobs = workload(2, 1, [(0, 1, 900, 600), (300, 1, 1800, 60)])
+    oracle_run = DayEpisode(jobs)
+    oracle_policy = OrOraclePolicy(PolicyContext({}))
+    oracle_metrics = oracle_run.run(oracle_policy)
+    t0 = DayEpisode(jobs).run(TimeoutPolicy(PolicyContext({}), {"t": 0.0}))
+    assert oracle_metrics.cycles_per_node < t0.cycles_per_node
+    assert oracle_metrics.waste_kj < t0.waste_kj
+    assert oracle_run.cluster.record.start[1] == pytest.approx(1020.0)
+
+
+def test_power_policies_speak_the_normal_advice_protocol() -> None:
+    machines = [MachineView("a", "idle", 0.0), MachineView("b", "sleep", 0.0)]
+    timeout = TimeoutPolicy(PolicyContext({}), {"t": 1.0})
+    quiet = timeout.advise(PoolView(machines, [0] * 24), 120.0)
+    assert quiet.machines["a"].power == PowerAdvice.MAY_SLEEP
+    assert quiet.machines["b"].power == PowerAdvice.ON
+    assert quiet.machines["a"].expires == pytest.approx(120.0 + 300.0)
+    busy = timeout.advise(PoolView(machines, [2] + [0] * 23), 120.0)
+    assert busy.machines["a"].power == PowerAdvice.ON  # the waiting jobs will use it
+    assert busy.machines["b"].power == PowerAdvice.WAKE
+    ppo = power_policies()["or-ppo"](PolicyContext({}))
+    ppo.load_state({})
+    reserved = ppo.advise(PoolView(machines, [0] * 24), 0.0)
+    for m in reserved.machines.values():
+        assert m.hold == (m.power == PowerAdvice.RESERVE_OFF)

@@ -58,6 +58,16 @@ class JobQueued:
     user: str
     prior_attempts: int = 0
     longest_prior_attempt_s: float = 0.0
+    replicable: bool = False
+    """The job may run as several replicas (``JobAdvice.replicas``, paper 003)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobRemoved:
+    """The user removed a job that was not running (a running one ends in ``AttemptEnded``)."""
+
+    time: float
+    job_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +92,7 @@ Event = (
     | OwnerSessionEnded
     | MachinePowerChanged
     | JobQueued
+    | JobRemoved
     | AttemptStarted
     | AttemptEnded
 )
@@ -92,6 +103,7 @@ ALL_EVENT_KINDS: frozenset[type] = frozenset(
         OwnerSessionEnded,
         MachinePowerChanged,
         JobQueued,
+        JobRemoved,
         AttemptStarted,
         AttemptEnded,
     }

@@ -44,13 +44,15 @@ def two_rooms() -> Inventory:
 
 def run(sessions: list[tuple[float, int, float]], jobs: list[tuple[float, float, float]]):
     tr = trace(two_rooms(), sessions, jobs)
-    policy = Watched(PolicyContext(machine_infos(tr), seed=4), {"sigma": SIGMA})
+    policy = Watched(PolicyContext(machine_infos(tr), seed=4), {"sigma": SIGMA, "epsilon": 0.0})
+    policy.agent.reward((10, 0), QUEUE, -1.0)  # so the 10:00 job is placed, in either room
     replay(tr, policy, seed=4)
     return policy
 
 
 def placed_value(policy: Watched, ended: AttemptEnded) -> float:
-    state = (hour_of_day(ended.started), 0)
+    assert hour_of_day(ended.started) == 10
+    state = (10, 0)
     cluster = policy.context.machines[ended.machine].cluster
     value = policy.agent.value(state, cluster)
     assert value is not None

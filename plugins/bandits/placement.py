@@ -27,6 +27,7 @@ from plugins.events import (
     AttemptStarted,
     Event,
     JobQueued,
+    JobRemoved,
     MachinePowerChanged,
     OwnerSessionStarted,
     PowerState,
@@ -79,6 +80,9 @@ class PlacementBandit(Policy):
         self.jobs = JobMemory()
         self.rows: dict[str, tuple[float, ...]] = dict.fromkeys(self.actions, OFF_RANKS)
         self.advice_of: dict[tuple[float, ...], MachineAdvice] = {}
+        self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
+        """Per class k, the ranks of the last decision (absent actions: -1)."""
+        self.slot = -1
         self.decisions = 0
 
     def _action(self, machine: str) -> str:
@@ -107,6 +111,9 @@ class PlacementBandit(Policy):
             self.jobs.start(event.job_id, state, self.action_of[event.machine])
         elif isinstance(event, JobQueued):
             self.jobs.enqueue(event.job_id)
+        elif isinstance(event, JobRemoved):  # eq. 4: it could have run nowhere to completion
+            for _, queued_in in self.jobs.finish(event.job_id):
+                self.agent.reward(queued_in, QUEUE, queue_reward(False))
         elif isinstance(event, OwnerSessionStarted) or (
             isinstance(event, MachinePowerChanged) and event.state is PowerState.OFF
         ):
@@ -132,27 +139,29 @@ class PlacementBandit(Policy):
         free = self.free
         for mv in view.machines:
             free.free(mv.name, now)
-        columns: dict[int, dict[str, float]] = {}
+        # Decide again only when something a decision rests on changed: a machine became free,
+        # jobs arrived or the hour (the state) turned; otherwise the last draw stands.
+        slot = self._state(now, 0)[0]
+        fresh = bool(view.machines or view.new_jobs) or slot != self.slot
+        self.slot = slot
+        touched: set[str] = set()
         for k, idle in enumerate(view.idle_jobs_by_prior_hours):
-            if idle:
-                columns[k] = self._decide(k, now)
+            if idle and fresh:
+                column = self._decide(k, now)
+                if column != self.columns[k]:
+                    touched.update(column, self.columns[k])
+                    self.columns[k] = column
         advice = Advice()
-        changed = set()
-        for action in self.actions if columns else ():
-            row = self.rows[action]
-            new = tuple(
-                columns[k].get(action, -1.0) if k in columns else row[k]
-                for k in range(PRIOR_HOURS_CLASSES)
-            )
-            if new != row:
-                self.rows[action] = new
-                changed.add(action)
+        for action in touched:
+            row = tuple(col.get(action, -1.0) for col in self.columns)
+            if row != self.rows[action]:
+                self.rows[action] = row
+                shared = self._advice(row)
                 for name in free.members.get(action, ()):
-                    advice.machines[name] = self._advice(new)
+                    advice.machines[name] = shared
         for mv in view.machines:
-            action = self.action_of[mv.name]
-            if action not in changed:
-                advice.machines[mv.name] = self._advice(self.rows[action])
+            if mv.name not in advice.machines:
+                advice.machines[mv.name] = self._advice(self.rows[self.action_of[mv.name]])
         return advice
 
     def _advice(self, row: tuple[float, ...]) -> MachineAdvice:
@@ -191,14 +200,18 @@ class PlacementBandit(Policy):
         return {
             "agent": self.agent.state_dict(),
             "jobs": self.jobs.state_dict(),
-            "rows": [[a, list(row)] for a, row in self.rows.items()],
+            "columns": self.columns,
+            "slot": self.slot,
             "rng": self.context.rng.bit_generator.state,
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.agent.load_state(state["agent"])
         self.jobs.load_state(state["jobs"])
-        self.rows.update((a, tuple(row)) for a, row in state["rows"])
+        self.columns = [dict(col) for col in state["columns"]]
+        self.slot = int(state["slot"])
+        for action in self.actions:
+            self.rows[action] = tuple(col.get(action, -1.0) for col in self.columns)
         self.context.rng.bit_generator.state = state["rng"]
 
 

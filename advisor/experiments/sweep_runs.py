@@ -15,8 +15,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt
+import numpy as np
+
 from advisor.parallel import run_parallel
-from simulator.replay import build_policy, replay
+from plugins.replicas.qos import QosBound
+from simulator.job_book import DONE
+from simulator.replay import ReplayResult, build_policy, replay
 from simulator.scenarios.campus import generate_campus, load_campus_config
 from simulator.summary import summarize
 from simulator.trace_model import Trace
@@ -74,11 +79,23 @@ def run_task(task: Task) -> dict[str, Any]:
         total_mwh=e["total"],
         wall_s=s["sim"]["wall_s"],
         months=[m["energy_mwh_total"] for m in s["months"]],
+        **qos_failures(result),
     )
-    extra = getattr(policy, "experiment_figures", None)
-    if callable(extra):
-        row.update(extra(result))
     return row
+
+
+def qos_failures(result: ReplayResult) -> dict[str, int]:
+    """Completed jobs outside each QoS bound of paper 003 sec. 4.1 (turnaround vs runtime)."""
+    book = result.book
+    done = np.asarray(book.status) == DONE
+    submit = np.asarray(book.submit_t)[done]
+    finish = np.asarray(book.finish)[done]
+    runtime = np.asarray(book.runtime)[done]
+    out = {}
+    for bound in (QosBound(), QosBound("overhead", 50.0), QosBound("overhead", 100.0)):
+        late = finish > bound.deadline(submit, runtime)
+        out[f"qos_fail_{bound}".replace(":", "_")] = int(late.sum())
+    return out
 
 
 def run_tasks(tasks: Sequence[Task], args: argparse.Namespace, desc: str) -> list[dict[str, Any]]:
@@ -92,4 +109,19 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
         writer = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+    print(f"wrote {path}")
+
+
+def baseline(rows: Sequence[dict[str, Any]], policy: str = "random") -> dict[str, Any]:
+    return next(r for r in rows if r["policy"] == policy and not r["options"])
+
+
+def scale_note(args: argparse.Namespace) -> str:
+    return f"campus seed {args.seed}, scale {args.scale}, {args.days or 365} days"
+
+
+def save_plot(fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
     print(f"wrote {path}")

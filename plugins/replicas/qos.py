@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 HOUR = 3600.0
 K = 1.0
@@ -17,13 +19,14 @@ class QosBound:
     kind: str = "within-hour"
     percent: float = 0.0
 
-    def deadline(self, submit: float, exec_s: float) -> float:
+    def deadline(self, submit: Any, exec_s: Any) -> Any:
+        """Latest finish that meets the bound (floats or numpy arrays alike)."""
         if self.kind == "within-hour":
-            return submit + (math.floor(exec_s / HOUR) + 1) * HOUR
+            return submit + (np.floor(exec_s / HOUR) + 1) * HOUR
         return submit + exec_s * (1.0 + self.percent / 100.0)
 
     def met(self, submit: float, finish: float, exec_s: float) -> bool:
-        return finish <= self.deadline(submit, exec_s)
+        return bool(finish <= self.deadline(submit, exec_s))
 
     def __str__(self) -> str:
         return self.kind if self.kind == "within-hour" else f"overhead:{self.percent:g}"
@@ -40,7 +43,9 @@ def parse_qos(text: str) -> QosBound:
     raise ValueError("expected within-hour or overhead:P with P >= 0, e.g. qos=overhead:50")
 
 
-def wasted_penalty(delta: float, wasted_wh: float, replicas: int, exec_s: float, watts: float):
+def wasted_penalty(
+    delta: float, wasted_wh: float, replicas: int, exec_s: float, watts: float
+) -> float:
     """``sigma_t = delta min(1, W_t / (a d_t Xi))``: wasted work against the work of a replicas."""
     work_wh = replicas * exec_s / HOUR * watts
     return delta * min(1.0, wasted_wh / work_wh) if work_wh > 0 else delta

@@ -56,6 +56,7 @@ class Negotiator:
         self.interval = interval
         self.cache = AdviceCache(advice_lifetime_s)
         self.scheduled = False
+        self.next_cycle = 0.0
         self.cycles = 0
         self.matches = 0
         rand = random.Random(repr(rng.bit_generator.state))  # draws nothing from rng
@@ -65,12 +66,20 @@ class Negotiator:
 
     def request(self) -> None:
         """Something changed: run a cycle at the next negotiation tick."""
-        if not self.scheduled:
-            self.scheduled = True
-            now = self.engine.now()
-            self.engine.at(-(-now // self.interval) * self.interval, self.cycle)
+        now = self.engine.now()
+        self._schedule(-(-now // self.interval) * self.interval)
 
-    def cycle(self, _: object = None) -> None:
+    def _schedule(self, t: float) -> None:
+        """Run a cycle at ``t`` unless one is due sooner (a later one is superseded)."""
+        if self.scheduled and self.next_cycle <= t:
+            return
+        self.scheduled = True
+        self.next_cycle = t
+        self.engine.at(t, self.cycle, t)
+
+    def cycle(self, due: object = None) -> None:
+        if due is not None and due != self.next_cycle:
+            return  # superseded by an earlier cycle
         self.scheduled = False
         pool, book = self.pool, self.book
         if book.idle_total == 0 or not (pool.free_awake or pool.sleeping):
@@ -91,11 +100,11 @@ class Negotiator:
                 self._match_grouped(grouped)
         book.constrained_added = False
         kept_off = book.idle_total - len(book.constrained)
-        if kept_off and self.cache.entries and (pool.free_awake or pool.sleeping):
-            # Advice kept jobs off free machines: negotiate again next interval, as the
-            # negotiator does, so the advice (and the decision behind it) is asked again.
-            self.scheduled = True
-            self.engine.at(now + self.interval, self.cycle)
+        lapse = self.cache.next_expiry()
+        if kept_off and lapse is not None and (pool.free_awake or pool.sleeping):
+            # Advice kept jobs off free machines. Until something changes, or the advice
+            # lapses and is asked for again, every further cycle would match nothing.
+            self._schedule(max(lapse, now + self.interval))
 
     def _refresh_advice(self, now: float) -> set[int]:
         """Ask the policy about changed or lapsed candidates; return the machines re-advised."""

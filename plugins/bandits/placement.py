@@ -40,6 +40,7 @@ HOUR = 3600.0
 EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES
+EXPLORE_RANK = 1e6
 
 
 def hour_of_day(t: float) -> int:
@@ -83,6 +84,8 @@ class PlacementBandit(Policy):
         self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
         """Per class k, the ranks of the last decision (absent actions: -1)."""
         self.slot = -1
+        self.explore: dict[int, str] = {}
+        """Per class k, the one free machine an exploring draw sent it to."""
         self.decisions = 0
 
     def _action(self, machine: str) -> str:
@@ -145,55 +148,71 @@ class PlacementBandit(Policy):
         fresh = bool(view.machines or view.new_jobs) or slot != self.slot
         self.slot = slot
         touched: set[str] = set()
+        readvise = {mv.name for mv in view.machines}
         for k, idle in enumerate(view.idle_jobs_by_prior_hours):
-            if idle and fresh:
-                column = self._decide(k, now)
-                if column != self.columns[k]:
-                    touched.update(column, self.columns[k])
-                    self.columns[k] = column
-        advice = Advice()
+            if not (idle and fresh):
+                continue
+            column, probe = self._decide(k, now)
+            if column != self.columns[k]:
+                touched.update(column, self.columns[k])
+                self.columns[k] = column
+            old = self.explore.pop(k, None)
+            if probe is not None:
+                self.explore[k] = probe
+            readvise.update(m for m in (old, probe) if m is not None and m in free)
         for action in touched:
             row = tuple(col.get(action, -1.0) for col in self.columns)
             if row != self.rows[action]:
                 self.rows[action] = row
-                shared = self._advice(row)
-                for name in free.members.get(action, ()):
-                    advice.machines[name] = shared
-        for mv in view.machines:
-            if mv.name not in advice.machines:
-                advice.machines[mv.name] = self._advice(self.rows[self.action_of[mv.name]])
-        return advice
+                readvise.update(free.members.get(action, ()))
+        return Advice(machines={name: self._advice_for(name) for name in readvise})
 
-    def _advice(self, row: tuple[float, ...]) -> MachineAdvice:
+    def _advice_for(self, machine: str) -> MachineAdvice:
+        """The machine's action row, with the top rank for classes exploring on this machine."""
+        row = self.rows[self.action_of[machine]]
+        probes = [k for k, m in self.explore.items() if m == machine]
+        if probes:
+            row = tuple(EXPLORE_RANK if k in probes else r for k, r in enumerate(row))
         adv = self.advice_of.get(row)
         if adv is None:
+            if len(self.advice_of) > 50_000:
+                self.advice_of.clear()  # old rows are no longer published anywhere
             adv = self.advice_of[row] = MachineAdvice(rank_by_prior_hours=row)
         return adv
 
-    def _decide(self, k: int, now: float) -> dict[str, float]:
-        """Class k's ranks per action this cycle (absent: -1, keep class-k jobs off)."""
-        free, agent = self.free, self.agent
+    def _decide(self, k: int, now: float) -> tuple[dict[str, float], str | None]:
+        """Class k's eq. 6 draw: the greedy ranks per action (absent: -1, keeps class-k jobs
+        off) and, when it explores an action, one free machine of it that gets the top rank,
+        so one job (as in the paper) rather than the whole class is sent there."""
+        free, agent, rng = self.free, self.agent, self.context.rng
         if not free.since or (self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)):
-            return {}  # nothing to choose: the job just waits (no decision, no reward)
+            return {}, None  # nothing to choose: the job just waits (no decision, no reward)
         state = self._state(now, k)
         available = [a for a in self.actions if free.count(a)]
         if not self.options["prune_full"]:
             available = list(self.actions)
-        choice, _ = agent.choose(state, [*available, QUEUE], self.context.rng)
+        actions = [*available, QUEUE]
+        choice, explored = agent.choose(state, actions, rng)
         self.decisions += 1
-        if choice == QUEUE:
+        greedy = agent.greedy(state, actions, rng) if explored else choice
+        if choice == QUEUE or greedy == QUEUE:
             self.jobs.queue_decision(k, now, state)
-            return {}
+        probe = None
+        if explored and choice != QUEUE:
+            members = sorted(free.members.get(str(choice), ()))
+            probe = members[int(rng.integers(len(members)))] if members else None
+        if greedy == QUEUE or choice == QUEUE:
+            return {}, probe
         floor = agent.value(state, QUEUE)
         ranked = []
         for a in available:
             v = agent.value(state, a)
-            if a != choice and v is not None and (floor is None or v > floor):
+            if a != greedy and v is not None and (floor is None or v > floor):
                 ranked.append((v, a))
         ranked.sort(key=lambda va: va[0])
         ranks: dict[str, float] = {a: float(i + 1) for i, (_, a) in enumerate(ranked)}
-        ranks[str(choice)] = float(len(ranked) + 1)
-        return ranks
+        ranks[str(greedy)] = float(len(ranked) + 1)
+        return ranks, probe
 
     # -- state -------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -201,6 +220,7 @@ class PlacementBandit(Policy):
             "agent": self.agent.state_dict(),
             "jobs": self.jobs.state_dict(),
             "columns": self.columns,
+            "explore": {str(k): m for k, m in self.explore.items()},
             "slot": self.slot,
             "rng": self.context.rng.bit_generator.state,
         }
@@ -210,6 +230,7 @@ class PlacementBandit(Policy):
         self.jobs.load_state(state["jobs"])
         self.columns = [dict(col) for col in state["columns"]]
         self.slot = int(state["slot"])
+        self.explore = {int(k): m for k, m in state["explore"].items()}
         for action in self.actions:
             self.rows[action] = tuple(col.get(action, -1.0) for col in self.columns)
         self.context.rng.bit_generator.state = state["rng"]

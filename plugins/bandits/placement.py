@@ -1,12 +1,14 @@
 """The four placement bandits of paper 000 sec. 4 as policies, expressed as HTCondor advice.
 
-Each negotiation cycle, for every prior-hours class k with idle jobs, the bandit of state
-(hour, k) draws its eq. 6 choice among the actions available now (machines or clusters with a free
-machine, "run", and "stay queued"). The choice reaches the negotiator only as
-``AdvisorRankByPriorHours[k]``: the chosen action's machines get the top rank, actions the greedy
-estimate prefers to queueing follow in estimate order (so a burst spills over as it would job by
-job), every other machine gets -1, which keeps class-k jobs off it; "stay queued" is -1 everywhere.
-Machines of one action share one advice object, so the negotiator ranks actions, not machines.
+When something a decision rests on changes (a machine freed, jobs arrived, the hour turned), the
+bandit of state (hour, k) of every prior-hours class k with idle jobs draws its eq. 6 choice among
+the actions available now (machines or clusters with a free machine, "run", "stay queued"). It
+reaches the negotiator only as ``AdvisorRankByPriorHours[k]``: the greedy action's machines rank
+highest, actions the estimates prefer to queueing follow in estimate order (a burst spills over as
+it would job by job), every other machine gets -1, which keeps class-k jobs off it; "stay queued"
+is -1 everywhere. An exploring draw gives the top rank to one free machine of the explored action,
+so one job explores, as in the paper, not the whole class. Machines of one action share one advice
+object, so the negotiator ranks a few groups, not every machine.
 """
 
 from __future__ import annotations
@@ -165,7 +167,8 @@ class PlacementBandit(Policy):
             if row != self.rows[action]:
                 self.rows[action] = row
                 readvise.update(free.members.get(action, ()))
-        return Advice(machines={name: self._advice_for(name) for name in readvise})
+        # sorted: the negotiator files machines in this order, and str hashes vary by process
+        return Advice(machines={name: self._advice_for(name) for name in sorted(readvise)})
 
     def _advice_for(self, machine: str) -> MachineAdvice:
         """The machine's action row, with the top rank for classes exploring on this machine."""

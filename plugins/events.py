@@ -62,6 +62,16 @@ class JobQueued:
     """The job's accounting group (VO); empty when the pool has none."""
     expected_runtime_s: float | None = None
     """The submitter's execution-time estimate, when the pool or trace gives one."""
+    replicable: bool = False
+    """The job may run as several replicas (``JobAdvice.replicas``, paper 003)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobRemoved:
+    """The user removed a job that was not running (a running one ends in ``AttemptEnded``)."""
+
+    time: float
+    job_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +96,7 @@ Event = (
     | OwnerSessionEnded
     | MachinePowerChanged
     | JobQueued
+    | JobRemoved
     | AttemptStarted
     | AttemptEnded
 )
@@ -96,6 +107,7 @@ ALL_EVENT_KINDS: frozenset[type] = frozenset(
         OwnerSessionEnded,
         MachinePowerChanged,
         JobQueued,
+        JobRemoved,
         AttemptStarted,
         AttemptEnded,
     }

@@ -39,6 +39,10 @@ class AdviceCache:
                 lapsed.append(m)
         return lapsed
 
+    def next_expiry(self) -> float | None:
+        """When the earliest stored advice lapses (it may since have been replaced)."""
+        return self._expiry[0][0] if self._expiry else None
+
     def get(self, m: int) -> MachineAdvice:
         entry = self.entries.get(m)
         return NEUTRAL_MACHINE_ADVICE if entry is None else entry[0]

@@ -45,3 +45,7 @@ class IndexedSet:
         if count >= n:
             return [self._items[i] for i in rng.permutation(n)]
         return [self._items[i] for i in rng.choice(n, size=count, replace=False)]
+
+    def at(self, position: int) -> int:
+        """The member at ``position`` (0 <= position < len); a random position draws a member."""
+        return self._items[position]

@@ -3,6 +3,11 @@
 An evicted job goes back to the queue and remembers its longest attempt, which classes it for the
 advice (``AdvisorRankByPriorHours[k]``). Energy of an attempt is its duration times the machine's
 active power (paper 004 sec. V-F); the completing attempt is good energy, every other is wasted.
+
+Replicas (paper 003 sec. 2.1): a replicable job advised ``replicas = N`` gets N - 1 extra entries
+(ids ``<job>#r<i>``) queued beside it; the first entry to complete wins and the others are killed at
+once, a user removal kills them all, an evicted replica is re-queued while the job is unfinished.
+All their energy is the job's: the winning attempt is good, every other attempt wasted (eq. 1).
 """
 
 from __future__ import annotations
@@ -14,12 +19,20 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from plugins.advice import PRIOR_HOURS_CLASSES, JobAdvice
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
+from plugins.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    JobRemoved,
+)
 from simulator.engine import Engine
 from simulator.month_stats import MonthStats
 from simulator.trace_model import Jobs
 
 PENDING, QUEUED, RUNNING, DONE, REMOVED, HELD = range(6)
+MAX_REPLICAS = 10
 
 
 class JobBook:
@@ -37,7 +50,7 @@ class JobBook:
     ) -> None:
         self.engine = engine
         self.jobs = jobs
-        self.ids = jobs.job_id
+        self.ids = list(jobs.job_id)
         self.runtime = jobs.runtime.tolist()
         self.submit_t = jobs.submit.tolist()
         self.active_watts = active_watts
@@ -64,6 +77,11 @@ class JobBook:
         self.new_jobs: list[int] = []
         self.evictions = {"owner": 0, "reboot": 0}
         self.pool_finish: Callable[[int, AttemptOutcome], None] | None = None
+        self.replicable = jobs.replicable.tolist()
+        self.parent = list(range(n))
+        """Entry -> its job (entries past the trace's jobs are replicas)."""
+        self.family: dict[int, list[int]] = {}
+        self.replica_in_flight_wh = 0.0
 
     # -- queue -------------------------------------------------------------------------------
     def prior_class(self, j: int) -> int:
@@ -101,10 +119,14 @@ class JobBook:
     def submit(self, j: int) -> None:
         now = self.engine.now()
         self.new_jobs.append(j)
-        if self.emit is not None:
-            self.emit(JobQueued(now, self.ids[j], self.jobs.user[j]))
+        self._announce(j, now)
         self.months.add(now, "submitted", 1)
         self._enqueue(j)
+
+    def _announce(self, j: int, now: float) -> None:
+        if self.emit is not None:
+            user = self.jobs.user[self.parent[j]]
+            self.emit(JobQueued(now, self.ids[j], user, replicable=self.replicable[j]))
 
     def apply_advice(self, advice: dict[str, JobAdvice], index: dict[str, int]) -> None:
         """Per-job advice (a schedd edit live): re-route the job inside the queue."""
@@ -116,6 +138,36 @@ class JobBook:
             self.advice[j] = adv
             if queued or self.status[j] == HELD:
                 self._enqueue(j)
+            if adv.replicas > 1 and self.replicable[j] and j not in self.family:
+                self._replicate(j, min(adv.replicas, MAX_REPLICAS))
+
+    def _replicate(self, j: int, count: int) -> None:
+        """Queue ``count - 1`` replicas of job ``j`` beside it (it is unfinished)."""
+        if self.status[j] not in (QUEUED, RUNNING):
+            return
+        now = self.engine.now()
+        self.family[j] = [j]
+        for i in range(1, count):
+            e = len(self.status)
+            self.family[j].append(e)
+            self.parent.append(j)
+            self.ids.append(f"{self.ids[j]}#r{i}")
+            self.replicable.append(False)
+            for column, value in (
+                (self.runtime, self.runtime[j]),
+                (self.submit_t, self.submit_t[j]),
+                (self.status, PENDING),
+                (self.attempts, 0),
+                (self.longest, 0.0),
+                (self.good_wh, 0.0),
+                (self.wasted_wh, 0.0),
+                (self.finish, float("nan")),
+                (self.machine, -1),
+                (self.started, 0.0),
+            ):
+                column.append(value)  # type: ignore[arg-type]
+            self._announce(e, now)
+            self._enqueue(e)
 
     def head(self, k: int) -> tuple[float, int] | None:
         """Oldest queued job of class ``k`` (dropping stale heap entries)."""
@@ -158,15 +210,16 @@ class JobBook:
         energy = duration * self.active_watts[m] / 3600.0
         self.longest[j] = max(self.longest[j], duration)
         self.machine[j] = -1
+        p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
         if outcome is AttemptOutcome.COMPLETED:
-            self.good_wh[j] += energy
+            self.good_wh[p] += energy
             self.status[j] = DONE
-            self.finish[j] = now
+            self.finish[p] = now
             self.months.add(now, "completed", 1)
             self.months.add(now, "good_wh", energy)
-            self.months.add(now, "overhead_s", now - self.submit_t[j] - self.runtime[j])
+            self.months.add(now, "overhead_s", now - self.submit_t[p] - self.runtime[p])
         else:
-            self.wasted_wh[j] += energy
+            self.wasted_wh[p] += energy
             self.months.add(now, "wasted_wh", energy)
         if self.emit is not None:
             self.emit(
@@ -186,23 +239,50 @@ class JobBook:
             self._enqueue(j)
         elif outcome is AttemptOutcome.REMOVED:
             self.status[j] = REMOVED
+        elif p in self.family:  # the first replica to finish wins: kill the others at once
+            for e in self.family.pop(p):
+                if e != j:
+                    self._withdraw(e)
+            self.status[p] = DONE
 
     def remove(self, j: int) -> None:
-        """The user removes a job that has not completed (all of its running attempt is wasted)."""
-        status = self.status[j]
-        if status in (DONE, REMOVED, PENDING):
+        """The user removes a job that has not completed (all of its running attempts wasted)."""
+        if self.status[j] in (DONE, REMOVED, PENDING):
             return
         self.months.add(self.engine.now(), "removed", 1)
+        for e in self.family.pop(j, [j]):
+            self._withdraw(e)
+
+    def _withdraw(self, j: int) -> None:
+        """End entry ``j`` wherever it is: kill its running attempt, or take it off the queue."""
+        status = self.status[j]
         if status == RUNNING and self.pool_finish:
             self.pool_finish(self.machine[j], AttemptOutcome.REMOVED)
-        else:
+        elif status in (QUEUED, HELD):
             if status == QUEUED:
                 self._dequeue(j)
             self.status[j] = REMOVED
+            if self.emit is not None:
+                self.emit(JobRemoved(self.engine.now(), self.ids[j]))
+
+    def close(self, now: float) -> None:
+        """End of replay: fold the replicas into their jobs, so every list is one row per job."""
+        n = len(self.jobs)
+        self.replica_in_flight_wh = sum(
+            (now - self.started[e]) * self.active_watts[self.machine[e]] / 3600.0
+            for e in range(n, len(self.status))
+            if self.status[e] == RUNNING
+        )
+        for column in (
+            self.ids, self.runtime, self.submit_t, self.status, self.attempts, self.longest,
+            self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
+            self.parent, self.replicable,
+        ):  # fmt: skip
+            del column[n:]
 
     def in_flight_wh(self, now: float) -> float:
         """Energy of attempts still running when the replay ends (neither good nor wasted)."""
-        return sum(
+        return self.replica_in_flight_wh + sum(
             (now - self.started[j]) * self.active_watts[self.machine[j]] / 3600.0
             for j, s in enumerate(self.status)
             if s == RUNNING

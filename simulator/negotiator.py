@@ -20,11 +20,16 @@ configured lifetime); everything else keeps the advice it was last given.
 from __future__ import annotations
 
 import heapq
+import random
+import time
+from array import array
 
 import numpy as np
 
+from plugins.advice import MachineAdvice
 from plugins.policy import MachineView, Policy, PoolView
 from simulator.advice_cache import AdviceCache
+from simulator.advice_groups import AdviceGroups
 from simulator.campus_pool import CampusPool
 from simulator.engine import Engine
 from simulator.job_book import JobBook
@@ -51,17 +56,30 @@ class Negotiator:
         self.interval = interval
         self.cache = AdviceCache(advice_lifetime_s)
         self.scheduled = False
+        self.next_cycle = 0.0
         self.cycles = 0
         self.matches = 0
+        rand = random.Random(repr(rng.bit_generator.state))  # draws nothing from rng
+        self.groups = (AdviceGroups(pool.free_awake, rand), AdviceGroups(pool.sleeping, rand))
+        self.advise_s = array("d")
+        """Wall time of every ``advise`` call (the decision latency ``bench`` reports)."""
 
     def request(self) -> None:
         """Something changed: run a cycle at the next negotiation tick."""
-        if not self.scheduled:
-            self.scheduled = True
-            now = self.engine.now()
-            self.engine.at(-(-now // self.interval) * self.interval, self.cycle)
+        now = self.engine.now()
+        self._schedule(-(-now // self.interval) * self.interval)
 
-    def cycle(self, _: object = None) -> None:
+    def _schedule(self, t: float) -> None:
+        """Run a cycle at ``t`` unless one is due sooner (a later one is superseded)."""
+        if self.scheduled and self.next_cycle <= t:
+            return
+        self.scheduled = True
+        self.next_cycle = t
+        self.engine.at(t, self.cycle, t)
+
+    def cycle(self, due: object = None) -> None:
+        if due is not None and due != self.next_cycle:
+            return  # superseded by an earlier cycle
         self.scheduled = False
         pool, book = self.pool, self.book
         if book.idle_total == 0 or not (pool.free_awake or pool.sleeping):
@@ -69,16 +87,24 @@ class Negotiator:
         self.cycles += 1
         now = self.engine.now()
         fresh = self._refresh_advice(now)
-        for group in (pool.free_awake, pool.sleeping):
+        for group, grouped in zip((pool.free_awake, pool.sleeping), self.groups, strict=True):
             if book.idle_total == 0:
                 break
             if not group:
                 continue
-            if self.cache.entries:
+            if not self.cache.entries:
+                self._match_neutral(group)
+            elif book.constrained:
                 self._match_ranked(list(group), fresh, now)
             else:
-                self._match_neutral(group)
+                self._match_grouped(grouped)
         book.constrained_added = False
+        kept_off = book.idle_total - len(book.constrained)
+        lapse = self.cache.next_expiry()
+        if kept_off and lapse is not None and (pool.free_awake or pool.sleeping):
+            # Advice kept jobs off free machines. Until something changes, or the advice
+            # lapses and is asked for again, every further cycle would match nothing.
+            self._schedule(max(lapse, now + self.interval))
 
     def _refresh_advice(self, now: float) -> set[int]:
         """Ask the policy about changed or lapsed candidates; return the machines re-advised."""
@@ -99,17 +125,44 @@ class Negotiator:
             new_jobs=[book.ids[j] for j in book.new_jobs],
         )
         book.new_jobs.clear()
+        began = time.perf_counter()
         advice = self.policy.advise(view, now)
+        self.advise_s.append(time.perf_counter() - began)
         index = pool.index
         for mv in machines:
-            cache.store(index[mv.name], advice.machines.get(mv.name), now)
+            self._store(index[mv.name], advice.machines.get(mv.name), now)
         for name, adv in advice.machines.items():
             m = index[name]
             if m not in stale:
-                cache.store(m, adv, now)
+                self._store(m, adv, now)
         if advice.jobs:
             book.apply_advice(advice.jobs, self.job_index)
         return stale
+
+    def _store(self, m: int, advice: MachineAdvice | None, now: float) -> None:
+        """Publish advice for ``m`` and file the machine under it for grouped matching."""
+        self.cache.store(m, advice, now)
+        awake, asleep = self.groups
+        if m in self.pool.free_awake:
+            awake.assign(m, self.cache.get(m))
+            asleep.drop(m)
+        elif m in self.pool.sleeping:
+            asleep.assign(m, self.cache.get(m))
+            awake.drop(m)
+
+    def _match_grouped(self, groups: AdviceGroups) -> None:
+        """Oldest job first onto a random machine of the best-ranked advice group for its class."""
+        heads = self._heads()
+        while heads:
+            _, k = heads[0]
+            m = groups.pick(k)
+            if m is None:
+                heapq.heappop(heads)
+                continue
+            head = self.book.head(k)
+            assert head is not None
+            self._start(head[1], m)
+            self._advance(heads, k)
 
     def _start(self, j: int, m: int) -> None:
         self.book.start(j, m)

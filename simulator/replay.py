@@ -188,6 +188,7 @@ def replay(
     began = time.perf_counter()
     events = engine.run(trace.end, advance)
     pool.close()
+    book.close(engine.now())
     wall = time.perf_counter() - began
     if on_progress is not None:
         on_progress(1.0)

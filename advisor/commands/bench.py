@@ -6,8 +6,11 @@ import argparse
 import resource
 import time
 
+import numpy as np
+
 from advisor.commands.replay import run_replay
 from advisor.commands.sources_args import add_source_args
+from simulator.negotiator import Negotiator
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,4 +38,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"total wall s      {total:.2f}  (generation or reading included)")
     print(f"total cpu s       {time.process_time() - cpu0:.2f}")
     print(f"peak RSS MB       {peak_mb:.0f}")
+    print_decision_latency(result.negotiator)
     return 0
+
+
+def print_decision_latency(negotiator: Negotiator) -> None:
+    """Wall time of ``advise`` per negotiation cycle, and per placement decision it drew."""
+    calls = np.asarray(negotiator.advise_s)
+    if not calls.size:
+        return
+    print(f"advise calls      {calls.size}")
+    print(f"advise mean us    {calls.mean() * 1e6:.1f}")
+    print(f"advise p99 us     {np.percentile(calls, 99) * 1e6:.1f}")
+    print(f"advise max us     {calls.max() * 1e6:.1f}")
+    decisions = getattr(negotiator.policy, "decisions", 0)
+    if decisions:
+        print(f"decisions         {decisions}")
+        print(f"us per decision   {calls.sum() / decisions * 1e6:.1f}  (advise time / decisions)")

@@ -109,6 +109,8 @@ class JobModel:
     remove_delay_hours: LogNormal
     bursts: tuple[Burst, ...]
     runtime_size_exponent: float = 0.0
+    replicable_fraction: float = 0.0
+    """Share of jobs the replica policies may run as several replicas (paper 003 sec. 5)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +208,9 @@ def _burst(raw: Any, p: str, users: int) -> Burst:
 def _jobs(raw: Any, path: str, year: int) -> JobModel:
     keys = ("per_year", "users", "user_zipf", "batch_size", "submit_spacing_seconds")
     more = ("hourly_shape", "runtime_minutes", "never_finish_fraction", "remove_delay_hours")
-    m = mapping(raw, path, (*keys, *more, "bursts"), ("runtime_size_exponent",))
+    m = mapping(
+        raw, path, (*keys, *more, "bursts"), ("runtime_size_exponent", "replicable_fraction")
+    )
     rt = mapping(m["runtime_minutes"], f"{path}.runtime_minutes", ("median", "sigma", "min", "max"))
     rt = {
         **rt,
@@ -242,6 +246,9 @@ def _jobs(raw: Any, path: str, year: int) -> JobModel:
         bursts=tuple(bursts),
         runtime_size_exponent=number(
             m.get("runtime_size_exponent", 0.0), f"{path}.runtime_size_exponent", 0.0, 2.0
+        ),
+        replicable_fraction=number(
+            m.get("replicable_fraction", 0.0), f"{path}.replicable_fraction", 0.0, 1.0
         ),
     )
 

@@ -113,10 +113,14 @@ def generate_jobs(
     order = np.argsort(submit, kind="stable")
     cid, pid, uid = cluster_id[batch][order].tolist(), proc[order].tolist(), users[batch][order]
     names = [f"user{k:02d}" for k in range(1, model.users + 1)]
+    # Drawn last (and only when asked for) so traces without replicas stay as they were.
+    fraction = model.replicable_fraction
+    replicable = rng.random(n) < fraction if fraction else np.zeros(n, dtype=bool)
     return Jobs(
         job_id=[f"{c}.{p}" for c, p in zip(cid, pid, strict=True)],
         user=[names[u] for u in uid.tolist()],
         submit=submit[order],
         runtime=runtime[order],
         remove=remove[order],
+        replicable=replicable,
     )

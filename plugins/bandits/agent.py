@@ -1,0 +1,141 @@
+"""An n-armed bandit per state: value estimates, epsilon-greedy choice (paper 000 eq. 6) and the
+epsilon variants of sec. 4.4.2. Shared by the placement and the replica-count policies."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from plugins.bandits.history import Estimate, HistorySpec
+from plugins.bandits.options import EpsilonBoost
+
+
+class StateStats:
+    """Per-state counters for the epsilon variants: rewards seen, the best one, the recent ones."""
+
+    __slots__ = ("best", "recent", "rewards")
+
+    def __init__(self, recent: int) -> None:
+        self.rewards = 0
+        self.best = -np.inf
+        self.recent: deque[float] = deque(maxlen=max(recent, 1))
+
+
+class BanditAgent:
+    """Estimates ``q'(s, a)`` and chooses actions; states and actions are any hashable keys."""
+
+    def __init__(
+        self,
+        history: HistorySpec,
+        epsilon: float,
+        untried_zero: bool = True,
+        initial: EpsilonBoost | None = None,
+        diverge: EpsilonBoost | None = None,
+    ) -> None:
+        self.history = history
+        self.epsilon = epsilon
+        self.untried_zero = untried_zero
+        self.initial = initial
+        self.diverge = diverge
+        self.estimates: dict[Hashable, dict[Hashable, Estimate]] = {}
+        self.values: dict[Hashable, dict[Hashable, float]] = {}
+        self.stats: dict[Hashable, StateStats] = {}
+
+    def reward(self, state: Hashable, action: Hashable, reward: float) -> None:
+        per_state = self.estimates.setdefault(state, {})
+        est = per_state.get(action)
+        if est is None:
+            est = per_state[action] = Estimate(self.history)
+        est.add(reward)
+        self.values.setdefault(state, {})[action] = est.value
+        stats = self.stats.get(state)
+        if stats is None:
+            stats = self.stats[state] = StateStats(self.diverge.n if self.diverge else 1)
+        stats.rewards += 1
+        stats.best = max(stats.best, reward)
+        stats.recent.append(reward)
+
+    def value(self, state: Hashable, action: Hashable) -> float | None:
+        """``q'(s, a)``; None for an untried action unless untried actions are valued at 0."""
+        found = self.values.get(state, {}).get(action)
+        if found is None and self.untried_zero:
+            return 0.0
+        return found
+
+    def epsilon_for(self, state: Hashable) -> float:
+        """Sec. 4.4.2: high while a state is young, raised while its rewards trail the best."""
+        stats = self.stats.get(state)
+        rewards = stats.rewards if stats else 0
+        if self.initial is not None and rewards < self.initial.n:
+            return self.initial.epsilon
+        div = self.diverge
+        if div is None or stats is None or len(stats.recent) < div.n or stats.best <= 0:
+            return self.epsilon
+        if sum(stats.recent) / len(stats.recent) < div.ratio * stats.best:
+            return max(self.epsilon, div.epsilon)
+        return self.epsilon
+
+    def choose(
+        self, state: Hashable, actions: Sequence[Hashable], rng: np.random.Generator
+    ) -> tuple[Hashable, bool]:
+        """Eq. 6 over the available ``actions``: (action, explored)."""
+        if rng.random() < self.epsilon_for(state):
+            return actions[int(rng.integers(len(actions)))], True
+        return self.greedy(state, actions, rng), False
+
+    def greedy(
+        self, state: Hashable, actions: Sequence[Hashable], rng: np.random.Generator
+    ) -> Hashable:
+        """The action with the highest estimate (ties and all-untried broken at random)."""
+        known = self.values.get(state, {})
+        default = 0.0 if self.untried_zero else None
+        best: list[Hashable] = []
+        top = -np.inf
+        for a in actions:
+            v = known.get(a, default)
+            if v is None:
+                continue
+            if v > top:
+                top, best = v, [a]
+            elif v == top:
+                best.append(a)
+        pool = best or list(actions)
+        return pool[0] if len(pool) == 1 else pool[int(rng.integers(len(pool)))]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "estimates": [
+                [_key(s), [[_key(a), est.state()] for a, est in acts.items()]]
+                for s, acts in self.estimates.items()
+            ],
+            "stats": [
+                [_key(s), st.rewards, st.best, list(st.recent)] for s, st in self.stats.items()
+            ],
+        }
+
+    def load_state(self, saved: dict[str, Any]) -> None:
+        self.estimates, self.values, self.stats = {}, {}, {}
+        for s, acts in saved["estimates"]:
+            state = _unkey(s)
+            per = self.estimates[state] = {}
+            vals = self.values[state] = {}
+            for a, est in acts:
+                action = _unkey(a)
+                per[action] = Estimate.restore(self.history, est)
+                vals[action] = per[action].value
+        for s, rewards, best, recent in saved["stats"]:
+            st = self.stats[_unkey(s)] = StateStats(self.diverge.n if self.diverge else 1)
+            st.rewards, st.best = int(rewards), float(best)
+            st.recent.extend(float(r) for r in recent)
+
+
+def _key(key: Hashable) -> Any:
+    """A state or action as JSON data (tuples become lists)."""
+    return list(key) if isinstance(key, tuple) else key
+
+
+def _unkey(data: Any) -> Hashable:
+    return tuple(data) if isinstance(data, list) else data

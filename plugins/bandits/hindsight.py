@@ -1,0 +1,69 @@
+"""Free-machine tracking for the "stayed queued" outcomes of eq. 4 (paper 000, sec. 4).
+
+A queue decision at ``t0`` was bad when some machine free at ``t0`` stayed free until ``t0 + d``
+(``d`` the job's execution time, known once it completes elsewhere). Free periods are contiguous,
+so that holds exactly when the machine free longest at ``t0 + d`` has been free since ``t0`` or
+earlier. ``oldest(t)`` only changes when the longest-free machine is taken, so its whole history is
+a short step function: every queue decision is judged with one binary search, however many
+machines were free at the time and however many jobs share the decision.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable
+
+INF = float("inf")
+
+
+class FreeMachines:
+    """Machines free for jobs now (awake or asleep), grouped by action, with ``oldest`` history."""
+
+    def __init__(self, group_of: Callable[[str], str]) -> None:
+        self.group_of = group_of
+        self.since: dict[str, float] = {}
+        self.members: dict[str, set[str]] = {}
+        self._heap: list[tuple[float, str]] = []
+        self._oldest = INF
+        self._times = array("d")
+        self._values = array("d")
+
+    def __contains__(self, machine: str) -> bool:
+        return machine in self.since
+
+    def free(self, machine: str, now: float) -> None:
+        """The machine became a candidate for jobs (idempotent while it stays free)."""
+        if machine in self.since:
+            return
+        self.since[machine] = now
+        self.members.setdefault(self.group_of(machine), set()).add(machine)
+        heapq.heappush(self._heap, (now, machine))
+        if self._oldest == INF:
+            self._record(now, now)
+
+    def take(self, machine: str, now: float) -> None:
+        """The machine stopped being free (a job or its owner took it, or it went down)."""
+        if self.since.pop(machine, None) is None:
+            return
+        self.members[self.group_of(machine)].discard(machine)
+        heap = self._heap
+        while heap and self.since.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        oldest = heap[0][0] if heap else INF
+        if oldest != self._oldest:
+            self._record(now, oldest)
+
+    def _record(self, now: float, oldest: float) -> None:
+        self._oldest = oldest
+        self._times.append(now)
+        self._values.append(oldest)
+
+    def count(self, group: str) -> int:
+        return len(self.members.get(group, ()))
+
+    def stayed_free(self, t0: float, until: float) -> bool:
+        """Was some machine free at ``t0`` still free (the same free period) at ``until``?"""
+        i = bisect_right(self._times, until) - 1
+        return i >= 0 and self._values[i] <= t0

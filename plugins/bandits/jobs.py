@@ -1,0 +1,61 @@
+"""What the placement bandits remember about jobs: their prior-hours class, where each running
+attempt was placed and in which state, and the queue decisions still waiting for a verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from plugins.advice import PRIOR_HOURS_CLASSES
+
+HOUR = 3600.0
+
+
+class JobMemory:
+    def __init__(self) -> None:
+        self.longest: dict[str, float] = {}
+        self.queued: set[str] = set()
+        self.unjudged: list[list[str]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
+        """Per class, queued jobs without a queue decision in their current wait."""
+        self.placed: dict[str, tuple[Hashable, Hashable]] = {}
+        self.pending: dict[str, list[tuple[float, Hashable]]] = {}
+        """Queue decisions (time, state) per job, judged when the job completes."""
+
+    def prior_class(self, job: str) -> int:
+        return min(int(self.longest.get(job, 0.0) // HOUR), PRIOR_HOURS_CLASSES - 1)
+
+    def enqueue(self, job: str) -> None:
+        self.queued.add(job)
+        self.unjudged[self.prior_class(job)].append(job)
+
+    def queue_decision(self, k: int, now: float, state: Hashable) -> None:
+        """Class ``k`` stays queued this cycle: one decision per job and wait (penalised once)."""
+        for job in self.unjudged[k]:
+            if job in self.queued:
+                self.pending.setdefault(job, []).append((now, state))
+        self.unjudged[k] = []
+
+    def start(self, job: str, state: Hashable, action: Hashable) -> None:
+        self.queued.discard(job)
+        self.placed[job] = (state, action)
+
+    def end(self, job: str, duration: float, requeued: bool) -> tuple[Hashable, Hashable] | None:
+        """Forget the attempt; return where it was placed (None if the policy never saw it)."""
+        placed = self.placed.pop(job, None)
+        if requeued:
+            self.longest[job] = max(self.longest.get(job, 0.0), duration)
+            self.enqueue(job)
+        return placed
+
+    def finish(self, job: str) -> list[tuple[float, Hashable]]:
+        """The job is gone (completed or removed): its queue decisions, to judge or drop."""
+        self.longest.pop(job, None)
+        self.queued.discard(job)
+        return self.pending.pop(job, [])
+
+    def state_dict(self) -> dict[str, object]:
+        return {"longest": dict(self.longest)}
+
+    def load_state(self, saved: dict[str, object]) -> None:
+        longest = saved.get("longest", {})
+        assert isinstance(longest, dict)
+        self.longest = {str(k): float(v) for k, v in longest.items()}

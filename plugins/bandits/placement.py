@@ -1,0 +1,268 @@
+"""The four placement bandits of paper 000 sec. 4 as policies, expressed as HTCondor advice.
+
+When something a decision rests on changes (a machine freed, jobs arrived, the hour turned), the
+bandit of state (hour, k) of every prior-hours class k with idle jobs draws its eq. 6 choice among
+the actions available now (machines or clusters with a free machine, "run", "stay queued"). It
+reaches the negotiator only as ``AdvisorRankByPriorHours[k]``: the greedy action's machines rank
+highest, actions the estimates prefer to queueing follow in estimate order (a burst spills over as
+it would job by job), every other machine gets -1, which keeps class-k jobs off it; "stay queued"
+is -1 everywhere. An exploring draw gives the top rank to one free machine of the explored action,
+so one job explores, as in the paper, not the whole class. Machines of one action share one advice
+object, so the negotiator ranks a few groups, not every machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.bandits.agent import BanditAgent
+from plugins.bandits.hindsight import FreeMachines
+from plugins.bandits.jobs import JobMemory
+from plugins.bandits.options import BANDIT_OPTIONS
+from plugins.bandits.rewards import energy_scale, placement_reward, queue_reward
+from plugins.events import (
+    ALL_EVENT_KINDS,
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    JobRemoved,
+    MachinePowerChanged,
+    OwnerSessionStarted,
+    PowerState,
+)
+from plugins.policy import Policy, PolicyContext, PoolView
+
+QUEUE = "<queue>"
+DAY = 86400.0
+HOUR = 3600.0
+EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
+REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
+OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES
+EXPLORE_RANK = 1e6
+
+
+def hour_of_day(t: float) -> int:
+    return int(t % DAY // HOUR)
+
+
+def hour_of_week(t: float) -> int:
+    return int((t // DAY + EPOCH_WEEKDAY) % 7) * 24 + hour_of_day(t)
+
+
+class PlacementBandit(Policy):
+    """Shared machinery; subclasses say what an action is (``LEVEL``) and the clock (``WEEK``)."""
+
+    LEVEL: ClassVar[str] = "cluster"
+    WEEK: ClassVar[bool] = False
+    VERSION = "1"
+    OPTIONS = BANDIT_OPTIONS
+    WANTS = ALL_EVENT_KINDS
+
+    def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(context, options)
+        opts = self.options
+        self.sigma: float = opts["sigma"]
+        self.agent = BanditAgent(
+            opts["history"],
+            opts["epsilon"],
+            opts["untried_zero"],
+            opts["initial_epsilon"],
+            opts["diverge"],
+        )
+        machines = context.machines
+        self.action_of = {name: self._action(name) for name in machines}
+        self.actions = sorted(set(self.action_of.values()))
+        watts = [m.active_watts for m in machines.values()]
+        best, worst = min(watts, default=0.0), max(watts, default=0.0)
+        self.energy = {n: energy_scale(m.active_watts, best, worst) for n, m in machines.items()}
+        self.free = FreeMachines(self.action_of.__getitem__)
+        self.jobs = JobMemory()
+        self.rows: dict[str, tuple[float, ...]] = dict.fromkeys(self.actions, OFF_RANKS)
+        self.advice_of: dict[tuple[float, ...], MachineAdvice] = {}
+        self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
+        """Per class k, the ranks of the last decision (absent actions: -1)."""
+        self.slot = -1
+        self.explore: dict[int, str] = {}
+        """Per class k, the one free machine an exploring draw sent it to."""
+        self.decisions = 0
+
+    def _action(self, machine: str) -> str:
+        if self.LEVEL == "computer":
+            return machine
+        if self.LEVEL == "cluster":
+            return self.context.machines[machine].cluster
+        return "run"
+
+    def _state(self, t: float, k: int) -> tuple[int, int]:
+        return (hour_of_week(t) if self.WEEK else hour_of_day(t), k)
+
+    def _crosses_reboot(self, t: float, seconds: float) -> bool:
+        reboot = t - t % DAY + self.context.reboot_hour * HOUR
+        if reboot <= t:
+            reboot += DAY
+        return t + seconds > reboot
+
+    # -- learning ----------------------------------------------------------------------------
+    def observe(self, event: Event) -> None:
+        if isinstance(event, AttemptEnded):
+            self._attempt_ended(event)
+        elif isinstance(event, AttemptStarted):
+            self.free.take(event.machine, event.time)
+            state = self._state(event.time, self.jobs.prior_class(event.job_id))
+            self.jobs.start(event.job_id, state, self.action_of[event.machine])
+        elif isinstance(event, JobQueued):
+            self.jobs.enqueue(event.job_id)
+        elif isinstance(event, JobRemoved):  # eq. 4: it could have run nowhere to completion
+            for _, queued_in in self.jobs.finish(event.job_id):
+                self.agent.reward(queued_in, QUEUE, queue_reward(False))
+        elif isinstance(event, OwnerSessionStarted) or (
+            isinstance(event, MachinePowerChanged) and event.state is PowerState.OFF
+        ):
+            self.free.take(event.machine, event.time)
+
+    def _attempt_ended(self, event: AttemptEnded) -> None:
+        duration = event.time - event.started
+        placed = self.jobs.end(event.job_id, duration, event.outcome in REQUEUED)
+        if placed is not None:  # eq. 4, a job sent to a machine
+            reward = placement_reward(event.outcome, self.energy[event.machine], self.sigma)
+            self.agent.reward(placed[0], placed[1], reward)
+        if event.outcome in REQUEUED:
+            return
+        completed = event.outcome is AttemptOutcome.COMPLETED
+        for t0, state in self.jobs.finish(event.job_id):
+            # eq. 4, a job left in the queue: a job that never completes could run nowhere
+            ran = completed and self.free.stayed_free(t0, t0 + duration)
+            ran = ran and not self._crosses_reboot(t0, duration)
+            self.agent.reward(state, QUEUE, queue_reward(ran))
+
+    # -- deciding ----------------------------------------------------------------------------
+    def advise(self, view: PoolView, now: float) -> Advice:
+        free = self.free
+        for mv in view.machines:
+            free.free(mv.name, now)
+        # Decide again only when something a decision rests on changed: a machine became free,
+        # jobs arrived or the hour (the state) turned; otherwise the last draw stands.
+        slot = self._state(now, 0)[0]
+        fresh = bool(view.machines or view.new_jobs) or slot != self.slot
+        self.slot = slot
+        touched: set[str] = set()
+        readvise = {mv.name for mv in view.machines}
+        for k, idle in enumerate(view.idle_jobs_by_prior_hours):
+            if not (idle and fresh):
+                continue
+            column, probe = self._decide(k, now)
+            if column != self.columns[k]:
+                touched.update(column, self.columns[k])
+                self.columns[k] = column
+            old = self.explore.pop(k, None)
+            if probe is not None:
+                self.explore[k] = probe
+            readvise.update(m for m in (old, probe) if m is not None and m in free)
+        for action in touched:
+            row = tuple(col.get(action, -1.0) for col in self.columns)
+            if row != self.rows[action]:
+                self.rows[action] = row
+                readvise.update(free.members.get(action, ()))
+        # sorted: the negotiator files machines in this order, and str hashes vary by process
+        return Advice(machines={name: self._advice_for(name) for name in sorted(readvise)})
+
+    def _advice_for(self, machine: str) -> MachineAdvice:
+        """The machine's action row, with the top rank for classes exploring on this machine."""
+        row = self.rows[self.action_of[machine]]
+        probes = [k for k, m in self.explore.items() if m == machine]
+        if probes:
+            row = tuple(EXPLORE_RANK if k in probes else r for k, r in enumerate(row))
+        adv = self.advice_of.get(row)
+        if adv is None:
+            if len(self.advice_of) > 50_000:
+                self.advice_of.clear()  # old rows are no longer published anywhere
+            adv = self.advice_of[row] = MachineAdvice(rank_by_prior_hours=row)
+        return adv
+
+    def _decide(self, k: int, now: float) -> tuple[dict[str, float], str | None]:
+        """Class k's eq. 6 draw: the greedy ranks per action (absent: -1, keeps class-k jobs
+        off) and, when it explores an action, one free machine of it that gets the top rank,
+        so one job (as in the paper) rather than the whole class is sent there."""
+        free, agent, rng = self.free, self.agent, self.context.rng
+        if not free.since or (self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)):
+            return {}, None  # nothing to choose: the job just waits (no decision, no reward)
+        state = self._state(now, k)
+        available = [a for a in self.actions if free.count(a)]
+        if not self.options["prune_full"]:
+            available = list(self.actions)
+        actions = [*available, QUEUE]
+        choice, explored = agent.choose(state, actions, rng)
+        self.decisions += 1
+        greedy = agent.greedy(state, actions, rng) if explored else choice
+        if choice == QUEUE or greedy == QUEUE:
+            self.jobs.queue_decision(k, now, state)
+        probe = None
+        if explored and choice != QUEUE:
+            members = sorted(free.members.get(str(choice), ()))
+            probe = members[int(rng.integers(len(members)))] if members else None
+        if greedy == QUEUE or choice == QUEUE:
+            return {}, probe
+        floor = agent.value(state, QUEUE)
+        ranked = []
+        for a in available:
+            v = agent.value(state, a)
+            if a != greedy and v is not None and (floor is None or v > floor):
+                ranked.append((v, a))
+        ranked.sort(key=lambda va: va[0])
+        ranks: dict[str, float] = {a: float(i + 1) for i, (_, a) in enumerate(ranked)}
+        ranks[str(greedy)] = float(len(ranked) + 1)
+        return ranks, probe
+
+    # -- state -------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent.state_dict(),
+            "jobs": self.jobs.state_dict(),
+            "columns": self.columns,
+            "explore": {str(k): m for k, m in self.explore.items()},
+            "slot": self.slot,
+            "rng": self.context.rng.bit_generator.state,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.agent.load_state(state["agent"])
+        self.jobs.load_state(state["jobs"])
+        self.columns = [dict(col) for col in state["columns"]]
+        self.slot = int(state["slot"])
+        self.explore = {int(k): m for k, m in state["explore"].items()}
+        for action in self.actions:
+            self.rows[action] = tuple(col.get(action, -1.0) for col in self.columns)
+        self.context.rng.bit_generator.state = state["rng"]
+
+
+class ComputerBandit(PlacementBandit):
+    """Sec. 4.1: an action per machine, or stay queued; state (hour of day, prior hours)."""
+
+    NAME = "bandit-computer"
+    LEVEL = "computer"
+
+
+class ClusterBandit(PlacementBandit):
+    """Sec. 4.2: an action per cluster (a random free machine inside it), or stay queued."""
+
+    NAME = "bandit-cluster"
+    LEVEL = "cluster"
+
+
+class ClusterWeekBandit(PlacementBandit):
+    """Sec. 4.2: the cluster bandit with the hour of the week as its clock (168 x 24 states)."""
+
+    NAME = "bandit-cluster-week"
+    LEVEL = "cluster"
+    WEEK = True
+
+
+class SystemBandit(PlacementBandit):
+    """Sec. 4.3: run (on a random free machine) or stay queued; state (hour of day, prior hours)."""
+
+    NAME = "bandit-system"
+    LEVEL = "system"

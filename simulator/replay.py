@@ -88,6 +88,11 @@ class World:
     months: MonthStats
     negotiator: Negotiator
 
+    def close(self, now: float) -> None:
+        """End the run: close open machine states and fold replicated jobs into one row each."""
+        self.pool.close()
+        self.book.close(now)
+
 
 def build_world(
     trace: Trace,
@@ -187,8 +192,7 @@ def replay(
 
     began = time.perf_counter()
     events = engine.run(trace.end, advance)
-    pool.close()
-    book.close(engine.now())
+    world.close(engine.now())
     wall = time.perf_counter() - began
     if on_progress is not None:
         on_progress(1.0)

@@ -140,10 +140,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     daemon.host.observe(trace.end)
     daemon.snapshot(trace.end)
     daemon.stop_endpoint()
-    world.pool.close()
-    close_book = getattr(world.book, "close", None)  # a replica-aware JobBook folds replicas
-    if close_book is not None:
-        close_book(trace.end)
+    world.close(trace.end)
     result = ReplayResult(
         daemon.host.policy.label,
         trace,

@@ -105,20 +105,23 @@ def advisor_token(condor_pool: ChrootPool, tmp_path_factory: pytest.TempPathFact
     return path
 
 
-DaemonStarter = Callable[[Path, dict[str, Any]], DaemonProcess]
+DaemonStarter = Callable[..., DaemonProcess]
 
 
 @pytest.fixture
 def start_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonStarter]:
     """``htcondor-advisor run --config`` as a child process on ``ADVISOR_LISTEN``, watching the
-    test pool (kind condor) with ``extra`` configuration sections; SIGTERM at teardown."""
+    test pool (kind condor) with ``extra`` configuration sections; SIGTERM at teardown. Another
+    ``listen`` address hides the daemon from the pool's hook (only its collector merge counts)."""
     monkeypatch.setenv(
         "PYTHONPATH",
         os.pathsep.join(filter(None, [str(TEST_POLICIES), os.environ.get("PYTHONPATH")])),
     )
     started: list[DaemonProcess] = []
 
-    def start(directory: Path, extra: dict[str, Any]) -> DaemonProcess:
+    def start(
+        directory: Path, extra: dict[str, Any], listen: str = ADVISOR_LISTEN
+    ) -> DaemonProcess:
         config: dict[str, dict[str, Any]] = {
             "pool": {"kind": "condor", "collector": COLLECTOR, "active_idle_s": 0},
             "publish": {"listen": ADVISOR_LISTEN, "interval": "2s"},
@@ -130,7 +133,7 @@ def start_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonStarter]:
             config[section] = {**config.get(section, {}), **values}
         path = directory / "advisor.yaml"
         path.write_text(yaml.safe_dump(config))
-        daemon = DaemonProcess(["--config", str(path), "--listen", ADVISOR_LISTEN])
+        daemon = DaemonProcess(["--config", str(path), "--listen", listen])
         started.append(daemon)
         daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
         return daemon

@@ -85,7 +85,9 @@ def test_daemon_advice_ranks_holds_and_expires(
     assert stopped < ad["AdvisorExpires"] <= stopped + 20 < time.time()
 
 
-def test_merged_advice_reaches_the_negotiator(idle_pool: ChrootPool, advisor_token: Path) -> None:
+def test_merged_advice_reaches_the_negotiator(
+    idle_pool: ChrootPool, advisor_token: Path, start_daemon: DaemonStarter, tmp_path: Path
+) -> None:
     config = {"collector": COLLECTOR, "token_file": str(advisor_token), "policy": "merged/1"}
     source, sinks = build_condor_pool(config)
     (merge,) = sinks
@@ -101,13 +103,17 @@ def test_merged_advice_reaches_the_negotiator(idle_pool: ChrootPool, advisor_tok
     wait_for(lambda: policy_of_pc2() != "merged/1", 30, "the startd's next update")
     merge.publish(advice, time.time())
     assert wait_for(lambda: policy_of_pc2() == "merged/1", 10, "the re-merged attributes")
-    # only the negotiator sees merged advice: a job requiring it runs on pc2
-    idle_pool.submit(job(60, 1, 'requirements = AdvisorPolicy =?= "merged/1"'))
-
-    def started() -> dict[str, str]:
-        merge.publish(advice, time.time())  # each daemon cycle re-merges
-        return where_jobs_run(idle_pool)
-
-    assert list(wait_for(started, 60, "the job to match on merged advice").values()) == [
-        machine("pc2")
-    ]
+    # the daemon, on an address the hook does not ask, re-merges its advice every cycle: a job
+    # requiring that (fresh) advice can only match through the merged ad, and runs on pc2
+    start_daemon(
+        tmp_path,
+        {
+            "pool": {"token_file": str(advisor_token)},
+            "policy": {"name": "fixed-advice", "options": {"ranks": f"{machine('pc2')}=4"}},
+        },
+        listen="127.0.0.1:0",
+    )
+    wait_for(lambda: policy_of_pc2() == "fixed-advice/1", 10, "the daemon's merged attributes")
+    idle_pool.submit(job(60, 1, "requirements = AdvisorRank =?= 4.0 && AdvisorExpires > time()"))
+    placed = wait_for(lambda: where_jobs_run(idle_pool), 60, "the job to match on merged advice")
+    assert list(placed.values()) == [machine("pc2")]

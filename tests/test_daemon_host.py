@@ -36,8 +36,11 @@ class ListPool:
         self.view = PoolView([MachineView(m, "idle", 0.0) for m in machines], [0] * 24)
         self.pending: list[Any] = []
         self.position = 0
+        self.answering = True
 
     def poll(self, now: float) -> Observation:
+        if not self.answering:
+            return Observation([], self.view, healthy=False)
         events, self.pending = self.pending, []
         self.position += len(events)
         return Observation(events, self.view)
@@ -241,3 +244,16 @@ def test_log_lines_carry_journal_priorities_under_systemd() -> None:
         "htcondor_advisor.host", logging.WARNING, "", 0, "pool quiet", (), None
     )
     assert JournalFormatter("%(message)s").format(record) == "<4>htcondor_advisor.host: pool quiet"
+
+
+def test_unanswered_poll_marks_the_daemon_unhealthy_until_the_pool_answers(tmp_path: Path) -> None:
+    clock = [1000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    pool.answering = False
+    daemon.host.cycle(clock[0])
+    assert daemon.health()["status"] == "pool unreachable"
+    assert b"advisor_pool_healthy 0.0" in daemon.metrics.exposition()
+    pool.answering = True
+    daemon.host.cycle(clock[0])
+    assert daemon.health()["status"] == "ok"
+    assert b"advisor_pool_healthy 1.0" in daemon.metrics.exposition()

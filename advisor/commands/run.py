@@ -118,11 +118,7 @@ def live_pool_settings(config: DaemonConfig, policy_label: str) -> dict[str, Any
 
 def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
     kind = POOL_KINDS[config.pool["kind"]]
-    if kind.build is None:
-        raise ConfigError(
-            f"pool.kind: {config.pool['kind']!r} has no source in this build yet; "
-            "use kind: sim for the digital twin"
-        )
+    assert kind.build is not None, "every live pool kind has a factory"
     machines: dict = {}
     policy = make_policy(config, machines)
     source, sinks = kind.build(live_pool_settings(config, policy.label))

@@ -8,16 +8,22 @@ import pytest
 import yaml
 
 from advisor.cli import main
+from advisor.commands.run import live_pool_settings
+from advisor.condor.factory import collector_address
 from advisor.daemon.config import check_config, load_config
 from advisor.daemon.fields import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "advisor.yaml"
 SIM = {"kind": "sim", "days": 2, "scale": 0.05}
+CONDOR = {"kind": "condor", "collector": "cm:9618"}
 
 
 def test_example_config_is_valid_and_annotated() -> None:
     config = load_config(EXAMPLE)
     assert config.pool["kind"] == "condor"
+    assert config.pool["collector"] == ("cm.example.org", 9618)
+    assert config.pool["types"]["Big"] == {"active": 90.0, "idle": 60.0, "sleep": 3.0}
+    assert config.pool["merge"] and config.pool["journal"]
     assert config.publish["listen"] == ("127.0.0.1", 9681)
     assert config.learning["retrain"] == "0 0 1 * *"
     assert EXAMPLE.read_text().count("#") > 30
@@ -59,6 +65,24 @@ def test_defaults_fill_every_section() -> None:
             "policy.options: policy 'random': unknown",
         ),
         ({"pool": SIM, "publish": []}, "publish: must be a mapping, got []"),
+        ({"pool": {**CONDOR, "merge": "yes"}}, "pool.merge: must be true or false, got 'yes'"),
+        ({"pool": {**CONDOR, "journal": 1}}, "pool.journal: must be true or false, got 1"),
+        ({"pool": {**CONDOR, "event_log": ""}}, "pool.event_log: must be a non-empty string"),
+        ({"pool": {**CONDOR, "active_idle_s": "idle"}}, "pool.active_idle_s: must be seconds"),
+        (
+            {"pool": {**CONDOR, "watts": {"active": 57, "idle": 40}}},
+            "pool.watts: must be a mapping with exactly active, idle and sleep (W)",
+        ),
+        (
+            {"pool": {**CONDOR, "watts": {"active": -1, "idle": 40, "sleep": 2}}},
+            "pool.watts.active: must be a number >= 0.0, got -1",
+        ),
+        (
+            {"pool": {**CONDOR, "types": {"Big": {"active": 90, "idle": "x", "sleep": 3}}}},
+            "pool.types.Big.idle: must be a number >= 0.0, got 'x'",
+        ),
+        ({"pool": {**CONDOR, "types": [1]}}, "pool.types: must map AdvisorMachineType names"),
+        ({"pool": {**CONDOR, "state_dir": "/x"}}, "pool.state_dir: unknown key for kind condor"),
     ],
 )
 def test_each_mistake_names_key_value_and_what_is_allowed(raw: dict, message: str) -> None:
@@ -96,3 +120,18 @@ def test_command_line_overrides_the_file(tmp_path: Path) -> None:
     config = load_config(path, {"pool": {"days": 5}, "policy": {"name": "crystal"}})
     assert config.pool["days"] == 5 and config.pool["scale"] == 0.05
     assert config.policy["name"] == "crystal"
+
+
+def test_live_pool_gets_the_daemons_state_dir_lifetime_and_label(tmp_path: Path) -> None:
+    raw = {
+        "pool": CONDOR,
+        "state": {"directory": str(tmp_path)},
+        "publish": {"advice_lifetime": 90},
+    }
+    settings = live_pool_settings(check_config(raw), "ranker/2")
+    assert settings["state_dir"] == str(tmp_path)
+    assert settings["advice_lifetime_s"] == 90.0 and settings["policy"] == "ranker/2"
+    assert collector_address(settings["collector"]) == "cm:9618"
+    assert collector_address(("::1", 9618)) == "[::1]:9618"
+    quiet = check_config({**raw, "pool": {**CONDOR, "journal": False}})
+    assert live_pool_settings(quiet, "ranker/2")["state_dir"] is None

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from advisor.condor.merge_sink import MergeStartdSink
 from advisor.daemon.board import Posted, hook_lines
 from advisor.daemon.config import check_config
 from advisor.daemon.host import stamp
@@ -35,8 +36,11 @@ class ListPool:
         self.view = PoolView([MachineView(m, "idle", 0.0) for m in machines], [0] * 24)
         self.pending: list[Any] = []
         self.position = 0
+        self.answering = True
 
     def poll(self, now: float) -> Observation:
+        if not self.answering:
+            return Observation([], self.view, healthy=False)
         events, self.pending = self.pending, []
         self.position += len(events)
         return Observation(events, self.view)
@@ -123,13 +127,40 @@ def test_hook_lines_are_classad_assignments() -> None:
     )
     assert hook_lines(posted) == (
         "AdvisorRank = 2.5\n"
-        "AdvisorRankByPriorHours = {1, -2}\n"
         "AdvisorHold = true\n"
         'AdvisorPower = "on"\n'
-        "AdvisorUpdated = 1000\n"
-        "AdvisorExpires = 4600\n"
+        "AdvisorUpdated = 1000.0\n"
+        "AdvisorExpires = 4600.0\n"
         'AdvisorPolicy = "ranker/1"\n'
+        "AdvisorRankByPriorHours = { 1.0, -2.0 }\n"
     )
+
+
+class RecordingCollector:
+    """Stands in for the collector daemon, which only the integration tests run."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[list[Any], str]] = []
+
+    def advertise(self, ads: list[Any], command: str) -> None:
+        self.sent.append((ads, command))
+
+
+def test_endpoint_and_collector_merge_publish_the_same_attributes() -> None:
+    classad2 = pytest.importorskip("classad2")
+    advice = MachineAdvice(
+        rank=1e12, rank_by_prior_hours=(0.5, -3.0), predicted_idle_s=7200.0, expires=4600.0
+    )
+    collector = RecordingCollector()
+    sink = MergeStartdSink(collector, lambda: {"m": ["slot1@m", "slot2@m"]}, policy="ranker/1")
+    sink.publish(Advice({"m": advice}), 1000.0)
+    ((ads, command),) = collector.sent
+    assert command == "MERGE_STARTD_AD" and [ad["Name"] for ad in ads] == ["slot1@m", "slot2@m"]
+    served = classad2.parseOne(hook_lines(Posted(advice, 1000.0, "ranker/1")))
+    for ad in ads:
+        merged = {k: v for k, v in ad.items() if k.startswith("Advisor")}
+        assert merged == dict(served.items())
+    assert served["AdvisorRank"] == 1e12 and served["AdvisorPredictedIdle"] == 7200.0
 
 
 def test_endpoint_over_http_is_read_only(tmp_path: Path) -> None:
@@ -146,7 +177,7 @@ def test_endpoint_over_http_is_read_only(tmp_path: Path) -> None:
         assert data["machines"]["a"]["power"] == "may-sleep"
         assert data["machines"]["a"]["expires"] == 1300.0
         with urllib.request.urlopen(f"{base}/advice/a") as r:
-            assert b"AdvisorPredictedIdle = 600\n" in r.read()
+            assert b"AdvisorPredictedIdle = 600.0\n" in r.read()
         with urllib.request.urlopen(f"{base}/explain/a") as r:
             explained = json.load(r)
         assert explained["owner_sessions"][0]["kind"] == "OwnerSessionStarted"
@@ -213,3 +244,16 @@ def test_log_lines_carry_journal_priorities_under_systemd() -> None:
         "htcondor_advisor.host", logging.WARNING, "", 0, "pool quiet", (), None
     )
     assert JournalFormatter("%(message)s").format(record) == "<4>htcondor_advisor.host: pool quiet"
+
+
+def test_unanswered_poll_marks_the_daemon_unhealthy_until_the_pool_answers(tmp_path: Path) -> None:
+    clock = [1000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    pool.answering = False
+    daemon.host.cycle(clock[0])
+    assert daemon.health()["status"] == "pool unreachable"
+    assert b"advisor_pool_healthy 0.0" in daemon.metrics.exposition()
+    pool.answering = True
+    daemon.host.cycle(clock[0])
+    assert daemon.health()["status"] == "ok"
+    assert b"advisor_pool_healthy 1.0" in daemon.metrics.exposition()

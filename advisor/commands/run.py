@@ -104,16 +104,25 @@ def _run_twin(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     return 0
 
 
+def live_pool_settings(config: DaemonConfig, policy_label: str) -> dict[str, Any]:
+    """The pool section plus what the daemon owns: its state directory (the source's journal,
+    read by ``trace export --state``), the advice lifetime and the ``AdvisorPolicy`` label."""
+    journal = config.pool.get("journal", False)
+    return {
+        **config.pool,
+        "state_dir": str(config.state["directory"]) if journal else None,
+        "advice_lifetime_s": config.publish["advice_lifetime"],
+        "policy": policy_label,
+    }
+
+
 def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
     kind = POOL_KINDS[config.pool["kind"]]
-    if kind.build is None:
-        raise ConfigError(
-            f"pool.kind: {config.pool['kind']!r} has no source in this build yet; "
-            "use kind: sim for the digital twin"
-        )
-    source, sinks = kind.build(config.pool)
+    assert kind.build is not None, "every live pool kind has a factory"
     machines: dict = {}
-    daemon = Daemon(config, make_policy(config, machines), source, sinks, time.time, machines)
+    policy = make_policy(config, machines)
+    source, sinks = kind.build(live_pool_settings(config, policy.label))
+    daemon = Daemon(config, policy, source, sinks, time.time, machines)
     daemon.resume()
     if args.once:
         advice = daemon.host.cycle(time.time())

@@ -1,14 +1,15 @@
 """``build_condor_pool(config)``: the source and sinks of pool kind ``condor``.
 
 Settings (``pool`` section of the daemon's configuration; defaults in brackets):
-``collector`` HOST:PORT; ``schedds`` schedd names to read ([] = every schedd the collector
-knows); ``token_file`` IDTOKEN for the advisor's identity [none: READ only, no merge];
-``merge`` publish through MERGE_STARTD_AD (needs the token) [true]; ``event_log`` a job event
-log to follow as well [none]; ``state_dir`` where the journal for ``trace export``
-goes [none: no journal]; ``active_idle_s`` keyboard idle below which the owner counts as present
-[900]; ``watts`` {active, idle, sleep} for machines without an ``AdvisorMachineType`` [Normal:
-57/40/2]; ``types`` watts per ``AdvisorMachineType``; ``advice_lifetime_s`` [3600]; ``policy``
-label for ``AdvisorPolicy`` ["unknown"].
+``collector`` HOST:PORT (or the daemon's checked ``(host, port)``); ``schedds`` schedd names
+to read ([] = every schedd the collector knows); ``token_file`` IDTOKEN for the advisor's
+identity [none: READ only, no merge]; ``merge`` publish through MERGE_STARTD_AD (needs the
+token) [true]; ``event_log`` a job event log to follow as well [none]; ``active_idle_s``
+keyboard idle below which the owner counts as present [900]; ``watts`` {active, idle, sleep}
+for machines without an ``AdvisorMachineType`` [Normal: 57/40/2]; ``types`` watts per
+``AdvisorMachineType``. The daemon adds (``advisor.commands.run.live_pool_settings``):
+``state_dir`` where the journal for ``trace export`` goes [none: no journal];
+``advice_lifetime_s`` [3600]; ``policy`` label for ``AdvisorPolicy`` ["unknown"].
 """
 
 from __future__ import annotations
@@ -45,12 +46,21 @@ def machine_inventory(
     return build
 
 
+def collector_address(value: str | tuple[str, int]) -> str:
+    """``HOST:PORT`` from a string or a ``(host, port)`` pair (IPv6 hosts in brackets)."""
+    if isinstance(value, str):
+        return value
+    host, port = value
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
     import htcondor2
 
     token_file = config.get("token_file")
     token = Path(token_file).read_text().strip() if token_file else None
-    collector = htcondor2.Collector(str(config["collector"]))
+    address = collector_address(config["collector"])
+    collector = htcondor2.Collector(address)
 
     def query_startds() -> list[Any]:
         return collector.query(htcondor2.AdTypes.Startd, projection=list(STARTD_PROJECTION))
@@ -76,7 +86,7 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
         query_startds=query_startds,
         schedds=schedds,
         inventory=inventory,
-        collector_backoff=Backoff(f"collector {config['collector']}"),
+        collector_backoff=Backoff(f"collector {address}"),
         tracker=MachineTracker(active_idle_s=float(config.get("active_idle_s", 900.0))),
         event_log=event_log,
         journal=Journal(Path(state_dir)) if state_dir else None,
@@ -86,9 +96,7 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
     if config.get("merge", token is not None) and token is not None:
         sinks.append(
             MergeStartdSink(
-                collector=htcondor2.Collector(
-                    str(config["collector"]), htcondor2.SecurityContext(token=token)
-                ),
+                collector=htcondor2.Collector(address, htcondor2.SecurityContext(token=token)),
                 slots=lambda: source.slot_names,
                 policy=str(config.get("policy", "unknown")),
                 lifetime_s=float(config.get("advice_lifetime_s", 3600.0)),

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.condor.attributes import advice_attributes, attribute_lines
 from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice
 
 
@@ -26,33 +27,15 @@ class Posted:
         return self.advice.expires
 
 
-def _number(x: float) -> str:
-    return repr(round(float(x), 6)) if x != int(x) else str(int(x))
-
-
-def classad_attributes(posted: Posted) -> dict[str, str]:
-    """Attribute name -> ClassAd expression text, as a STARTD_CRON hook prints them."""
-    adv = posted.advice
-    attrs = {"AdvisorRank": _number(adv.rank)}
-    if adv.rank_by_prior_hours is not None:
-        attrs["AdvisorRankByPriorHours"] = (
-            "{" + ", ".join(_number(r) for r in adv.rank_by_prior_hours) + "}"
-        )
-    attrs["AdvisorHold"] = "true" if adv.hold else "false"
-    if adv.predicted_idle_s is not None:
-        attrs["AdvisorPredictedIdle"] = _number(adv.predicted_idle_s)
-    attrs["AdvisorPower"] = f'"{adv.power.value}"'
-    attrs["AdvisorUpdated"] = _number(posted.updated)
-    attrs["AdvisorExpires"] = _number(posted.expires)
-    attrs["AdvisorPolicy"] = f'"{posted.policy}"'
-    return attrs
-
-
 def hook_lines(posted: Posted | None) -> str:
-    """``Attr = value`` lines for one machine; empty when there is no live advice."""
+    """``Attr = value`` lines for one machine; empty when there is no live advice.
+
+    The encoding is ``advisor.condor.attributes``, the one the collector merge sends.
+    """
     if posted is None:
         return ""
-    return "".join(f"{k} = {v}\n" for k, v in classad_attributes(posted).items())
+    attrs = advice_attributes(posted.advice, posted.updated, posted.expires, posted.policy)
+    return attribute_lines(attrs)
 
 
 def as_json(posted: Posted) -> dict[str, Any]:

@@ -66,6 +66,8 @@ class PolicyHost:
         self.recent: dict[str, deque[Event]] = {}
         self.events_seen = 0
         self.cycles = 0
+        self.healthy = True
+        """Whether the last poll of the pool answered."""
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
 
@@ -74,6 +76,8 @@ class PolicyHost:
         """Poll the pool and feed the policy; False when the pool did not answer."""
         with self.lock:
             obs = self.source.poll(now)
+            self.healthy = obs.healthy
+            self.metrics.pool_healthy.set(1 if obs.healthy else 0)
             if not obs.healthy:
                 log.warning("pool did not answer at %.0f; advice will lapse if this persists", now)
                 return False

@@ -43,6 +43,11 @@ class DaemonMetrics:
             ["job"],
             registry=r,
         )
+        self.pool_healthy = Gauge(
+            "advisor_pool_healthy",
+            "1 when the last poll of the pool answered; 0 when a collector or schedd did not",
+            registry=r,
+        )
         self.last_observation: float | None = None
         self.last_retrain: float | None = None
         self.last_snapshot: float | None = None

@@ -1,8 +1,8 @@
 """Pool kinds the configuration accepts: ``sim`` (the digital twin) and ``condor`` (a live pool).
 
 Each kind lists its keys with their checks and defaults, and how to build its source and sinks.
-A kind whose ``build`` is None validates but cannot run yet; the live HTCondor issue plugs its
-factory into the ``condor`` entry (one line), nothing else changes.
+``condor`` is built by ``advisor.condor.factory.build_condor_pool``; the daemon adds what it owns
+itself (its state directory for the journal, the advice lifetime, the policy label).
 """
 
 from __future__ import annotations
@@ -37,8 +37,32 @@ class PoolKind:
     """Live kinds: the source and sinks for validated settings (None: not available yet)."""
 
 
-def _path(raw: Any, path: str) -> Path:
-    return Path(f.text(raw, path))
+def _path(raw: Any, path: str) -> Path | None:
+    """A file path; null means none (every path key is optional)."""
+    return None if raw is None else Path(f.text(raw, path))
+
+
+WATTS = ("active", "idle", "sleep")
+
+
+def _watts(raw: Any, path: str) -> dict[str, float]:
+    """``{active, idle, sleep}`` power draw in W, each >= 0 (DESIGN section 5)."""
+    if not isinstance(raw, dict) or set(raw) != set(WATTS):
+        raise f.fail(path, "must be a mapping with exactly active, idle and sleep (W)", raw)
+    return {k: f.number(raw[k], f"{path}.{k}", lo=0.0) for k in WATTS}
+
+
+def _types(raw: Any, path: str) -> dict[str, dict[str, float]]:
+    """Watts per ``AdvisorMachineType`` value."""
+    if not isinstance(raw, dict):
+        raise f.fail(path, "must map AdvisorMachineType names to {active, idle, sleep}", raw)
+    return {f.text(name, path): _watts(w, f"{path}.{name}") for name, w in raw.items()}
+
+
+def _build_condor(settings: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
+    from advisor.condor.factory import build_condor_pool
+
+    return build_condor_pool(settings)
 
 
 SIM_KEYS = {
@@ -53,11 +77,19 @@ CONDOR_KEYS = {
     "collector": Key(f.address, REQUIRED, "central manager HOST:PORT"),
     "schedds": Key(f.text_list, [], "schedd names to read job history from"),
     "token_file": Key(_path, None, "IDTOKEN file for the advisor's identity"),
+    "merge": Key(f.boolean, True, "also MERGE_STARTD_AD into the collector (needs token_file)"),
+    "event_log": Key(_path, None, "a job event log to follow as well"),
+    "journal": Key(f.boolean, True, "journal observations in the state directory (trace export)"),
+    "active_idle_s": Key(
+        lambda v, p: f.duration(v, p, lo=0.0), 900, "keyboard idle below which the owner is present"
+    ),
+    "watts": Key(_watts, {"active": 57, "idle": 40, "sleep": 2}, "W of untyped machines"),
+    "types": Key(_types, {}, "W per AdvisorMachineType"),
 }
 
 POOL_KINDS: dict[str, PoolKind] = {
     "sim": PoolKind(SIM_KEYS, simulated=True),
-    "condor": PoolKind(CONDOR_KEYS, simulated=False),
+    "condor": PoolKind(CONDOR_KEYS, simulated=False, build=_build_condor),
 }
 
 

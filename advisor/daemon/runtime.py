@@ -121,7 +121,7 @@ class Daemon:
         now = self.clock()
         last = self.metrics.last_observation
         return {
-            "status": "ok",
+            "status": "ok" if self.host.healthy else "pool unreachable",
             "now": now,
             "policy": self.host.policy.label,
             "pool": self.config.pool["kind"],

@@ -7,16 +7,32 @@ Needs root (chroot, mounts) and Debian's mirrors the first time (the chroot is c
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import require
 
-from integration.advice_server import AdviceServer
+from advisor.daemon.process import DaemonProcess
 from integration.pool.pool import COLLECTOR, DEFAULT_CHROOT, ChrootPool, build_chroot
+
+TEST_POLICIES = Path(__file__).resolve().parent / "policies"
+"""``fixed-advice``, registered through the dist-info there (on the daemon's PYTHONPATH)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+ADVISOR_LISTEN = f"127.0.0.1:{_free_port()}"
+"""Where the daemon under test listens; the pool's hook asks there from the start."""
 
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 1.0) -> Any:
@@ -52,16 +68,9 @@ def _pool_up(count: int) -> bool:
 
 
 @pytest.fixture(scope="session")
-def advice_server() -> Iterator[AdviceServer]:
-    server = AdviceServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="session")
-def condor_pool(advice_server: AdviceServer) -> Iterator[ChrootPool]:
+def condor_pool() -> Iterator[ChrootPool]:
     require(os.geteuid() == 0, "the real-pool tests need root (chroot and mounts)")
-    pool = ChrootPool(build_chroot(DEFAULT_CHROOT), hook_url=advice_server.url)
+    pool = ChrootPool(build_chroot(DEFAULT_CHROOT), hook_url=f"http://{ADVISOR_LISTEN}")
     pool.stop()  # leftovers of an interrupted run
     pool.start()
     try:
@@ -73,9 +82,8 @@ def condor_pool(advice_server: AdviceServer) -> Iterator[ChrootPool]:
 
 
 @pytest.fixture
-def idle_pool(condor_pool: ChrootPool, advice_server: AdviceServer) -> ChrootPool:
-    """No jobs, no owners, no advice served; every machine Unclaimed."""
-    advice_server.clear()
+def idle_pool(condor_pool: ChrootPool) -> ChrootPool:
+    """No jobs, no owners, no daemon (so no advice served); every machine Unclaimed."""
     condor_pool.run("condor_rm", "-all", check=False)
     for name in condor_pool.names:
         condor_pool.set_owner_schedule(name, [])
@@ -95,3 +103,43 @@ def advisor_token(condor_pool: ChrootPool, tmp_path_factory: pytest.TempPathFact
     path.write_text(condor_pool.token("htcondor-advisor", "READ", "NEGOTIATOR"))
     path.chmod(0o600)
     return path
+
+
+DaemonStarter = Callable[..., DaemonProcess]
+
+
+@pytest.fixture
+def start_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonStarter]:
+    """``htcondor-advisor run --config`` as a child process on ``ADVISOR_LISTEN``, watching the
+    test pool (kind condor) with ``extra`` configuration sections; SIGTERM at teardown. Another
+    ``listen`` address hides the daemon from the pool's hook (only its collector merge counts)."""
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(filter(None, [str(TEST_POLICIES), os.environ.get("PYTHONPATH")])),
+    )
+    started: list[DaemonProcess] = []
+
+    def start(
+        directory: Path, extra: dict[str, Any], listen: str = ADVISOR_LISTEN
+    ) -> DaemonProcess:
+        config: dict[str, dict[str, Any]] = {
+            "pool": {"kind": "condor", "collector": COLLECTOR, "active_idle_s": 0},
+            "publish": {"listen": ADVISOR_LISTEN, "interval": "2s"},
+            "learning": {"observe_interval": "2s"},
+            "state": {"directory": str(directory / "state"), "snapshot_interval": "2s"},
+            "logging": {"level": "INFO"},
+        }
+        for section, values in extra.items():
+            config[section] = {**config.get(section, {}), **values}
+        path = directory / "advisor.yaml"
+        path.write_text(yaml.safe_dump(config))
+        daemon = DaemonProcess(["--config", str(path), "--listen", listen])
+        started.append(daemon)
+        daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
+        return daemon
+
+    yield start
+    for daemon in started:
+        if daemon.proc.poll() is None:
+            daemon.proc.send_signal(signal.SIGTERM)
+            daemon.finish(30)

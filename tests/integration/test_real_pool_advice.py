@@ -1,16 +1,18 @@
-"""On the real pool: advice reaches the startds through the shipped hook and configuration, the
-negotiator through MERGE_STARTD_AD, and expired advice leaves the pool as without the advisor."""
+"""On the real pool: the daemon's advice reaches the startds through the shipped hook and
+configuration, the negotiator through MERGE_STARTD_AD, and once the daemon is stopped its advice
+expires and the pool runs as without it."""
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
+import classad2
 import pytest
 
 from advisor.condor.factory import build_condor_pool
-from integration.advice_server import AdviceServer
-from integration.conftest import startd_ads, wait_for
+from integration.conftest import DaemonStarter, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool
 from integration.test_real_pool_events import job
 from plugins.advice import Advice, MachineAdvice
@@ -34,21 +36,33 @@ def where_jobs_run(pool: ChrootPool) -> dict[str, str]:
     return {f"{c}.{p}": host.split("@")[1] for c, p, status, host in rows if status == "2"}
 
 
-def test_hook_advice_ranks_holds_and_expires(
-    idle_pool: ChrootPool, advice_server: AdviceServer
+def test_daemon_advice_ranks_holds_and_expires(
+    idle_pool: ChrootPool, start_daemon: DaemonStarter, tmp_path: Path
 ) -> None:
-    now = time.time()
     ranks = {"pc1": 1.0, "pc2": 0.5, "pc3": 5.0, "pc4": 9.0}
-    for name, rank in ranks.items():
-        hold = name == "pc4"
-        expires = now + 45 if hold else now + 600
-        advice_server.set(machine(name), MachineAdvice(rank=rank, hold=hold), now, expires)
+    options = {"ranks": ",".join(f"{machine(n)}={r}" for n, r in ranks.items())}
+    options["hold"] = machine("pc4")
+    daemon = start_daemon(
+        tmp_path,
+        {  # no token, no merge: what the collector shows came through the hook
+            "policy": {"name": "fixed-advice", "options": options},
+            "publish": {"advice_lifetime": "20s"},
+        },
+    )
+    status, _, body = daemon.get(f"/advice/{machine('pc4')}")
+    served = classad2.parseOne(body)
+    assert status == 200 and served["AdvisorRank"] == 9.0 and served["AdvisorHold"] is True
+    assert served["AdvisorPolicy"] == "fixed-advice/1"
 
     def hook_published() -> bool:
-        ads = startd_ads(["AdvisorRank", "AdvisorHold"])
-        return all(ads.get(machine(n), {}).get("AdvisorRank") == r for n, r in ranks.items())
+        ads = startd_ads(["AdvisorRank", "AdvisorPolicy"])
+        return all(
+            ads.get(machine(n), {}).get("AdvisorRank") == r
+            and ads[machine(n)].get("AdvisorPolicy") == "fixed-advice/1"
+            for n, r in ranks.items()
+        )
 
-    wait_for(hook_published, 30, "the hook's Advisor* attributes in the collector")
+    wait_for(hook_published, 30, "the daemon's Advisor* attributes in the collector")
     # the highest-ranked slot is held: a job with the shipped Rank runs on the next best
     idle_pool.submit(job(300, 1, shipped_rank()))
     first = wait_for(lambda: where_jobs_run(idle_pool), 40, "the ranked job to start")
@@ -60,14 +74,20 @@ def test_hook_advice_ranks_holds_and_expires(
     time.sleep(8)  # several negotiation cycles
     running = where_jobs_run(idle_pool)
     assert sorted(running.values()) == [machine("pc1"), machine("pc2"), machine("pc3")]
-    # the advisor stops answering; pc4's hold expires and the waiting job runs there
-    advice_server.clear()
+    # the daemon stops: its last advice expires and the waiting job runs on pc4
+    daemon.proc.send_signal(signal.SIGTERM)
+    assert daemon.finish(30) == 0
+    stopped = time.time()
+    assert "stopped; snapshot saved" in daemon.log()
     wait_for(lambda: len(where_jobs_run(idle_pool)) == 4, 90, "the held slot after expiry")
     ad = startd_ads(["AdvisorHold", "AdvisorExpires"])[machine("pc4")]
-    assert ad["AdvisorHold"] is True and ad["AdvisorExpires"] < time.time()  # stale, ignored
+    assert ad["AdvisorHold"] is True  # the hook's last lines stay in the ad, stale and ignored
+    assert stopped < ad["AdvisorExpires"] <= stopped + 20 < time.time()
 
 
-def test_merged_advice_reaches_the_negotiator(idle_pool: ChrootPool, advisor_token: Path) -> None:
+def test_merged_advice_reaches_the_negotiator(
+    idle_pool: ChrootPool, advisor_token: Path, start_daemon: DaemonStarter, tmp_path: Path
+) -> None:
     config = {"collector": COLLECTOR, "token_file": str(advisor_token), "policy": "merged/1"}
     source, sinks = build_condor_pool(config)
     (merge,) = sinks
@@ -83,13 +103,17 @@ def test_merged_advice_reaches_the_negotiator(idle_pool: ChrootPool, advisor_tok
     wait_for(lambda: policy_of_pc2() != "merged/1", 30, "the startd's next update")
     merge.publish(advice, time.time())
     assert wait_for(lambda: policy_of_pc2() == "merged/1", 10, "the re-merged attributes")
-    # only the negotiator sees merged advice: a job requiring it runs on pc2
-    idle_pool.submit(job(60, 1, 'requirements = AdvisorPolicy =?= "merged/1"'))
-
-    def started() -> dict[str, str]:
-        merge.publish(advice, time.time())  # each daemon cycle re-merges
-        return where_jobs_run(idle_pool)
-
-    assert list(wait_for(started, 60, "the job to match on merged advice").values()) == [
-        machine("pc2")
-    ]
+    # the daemon, on an address the hook does not ask, re-merges its advice every cycle: a job
+    # requiring that (fresh) advice can only match through the merged ad, and runs on pc2
+    start_daemon(
+        tmp_path,
+        {
+            "pool": {"token_file": str(advisor_token)},
+            "policy": {"name": "fixed-advice", "options": {"ranks": f"{machine('pc2')}=4"}},
+        },
+        listen="127.0.0.1:0",
+    )
+    wait_for(lambda: policy_of_pc2() == "fixed-advice/1", 10, "the daemon's merged attributes")
+    idle_pool.submit(job(60, 1, "requirements = AdvisorRank =?= 4.0 && AdvisorExpires > time()"))
+    placed = wait_for(lambda: where_jobs_run(idle_pool), 60, "the job to match on merged advice")
+    assert list(placed.values()) == [machine("pc2")]

@@ -1,16 +1,21 @@
-"""On the real pool: owner sessions from the collector, attempts from the epoch history, and the
-journal exported as a trace that ``replay`` runs."""
+"""On the real pool: owner sessions from the collector, attempts from the epoch history, the same
+attempts reaching a policy through the running daemon, and the daemon's journal exported as a
+trace that ``replay`` runs."""
 
 from __future__ import annotations
 
+import re
+import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from advisor.cli import main
 from advisor.condor.factory import build_condor_pool
-from integration.conftest import startd_ads, wait_for
+from advisor.daemon.state_store import StateStore
+from integration.conftest import DaemonStarter, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
 from plugins.events import AttemptEnded, AttemptOutcome, Event, OwnerSessionEnded
 from plugins.events import OwnerSessionStarted as Started
@@ -28,11 +33,13 @@ def job(seconds: int, count: int, extra: str = "") -> str:
     )
 
 
-def test_owner_sessions_evictions_and_trace_export(idle_pool: ChrootPool, tmp_path: Path) -> None:
-    source, sinks = build_condor_pool(
-        {"collector": COLLECTOR, "state_dir": str(tmp_path / "state"), "active_idle_s": 0}
-    )
+def test_owner_sessions_evictions_rewards_and_trace_export(
+    idle_pool: ChrootPool, start_daemon: DaemonStarter, tmp_path: Path
+) -> None:
+    source, sinks = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
     assert sinks == []  # no token: READ only, nothing merged
+    daemon = start_daemon(tmp_path, {"policy": {"name": "fixed-advice"}})
+    state = tmp_path / "state"  # the daemon's state directory: snapshots and its journal
     events: list[Event] = []
 
     def poll() -> list[Event]:
@@ -83,8 +90,18 @@ def test_owner_sessions_evictions_and_trace_export(idle_pool: ChrootPool, tmp_pa
     again.restore(source.cursor())
     assert again.poll(time.time()).events == []
 
+    # rewards: the daemon fed the same ended attempts to its policy (seen in its snapshot)
+    expected = sorted([job_id, running[job_id], "completed"] for job_id in running)
+    expected = sorted([*expected, [victim_job, victim, "evicted-owner"]])
+    wait_for(lambda: policy_ended(state, running) == expected, 30, "the policy's attempts")
+    outcomes = outcome_counts(daemon.get("/metrics")[2])
+    assert outcomes["completed"] >= 4 and outcomes["evicted-owner"] >= 1
+    daemon.proc.send_signal(signal.SIGTERM)
+    assert daemon.finish(30) == 0
+    assert policy_ended(state, running) == expected  # the final snapshot keeps them
+
     trace = tmp_path / "trace"
-    assert main(["trace", "export", "--state", str(tmp_path / "state"), "--out", str(trace)]) == 0
+    assert main(["trace", "export", "--state", str(state), "--out", str(trace)]) == 0
     rows = [line.split(",") for line in (trace / "jobs.csv").read_text().splitlines()[1:]]
     runtimes = {job_id: float(runtime or "inf") for _, job_id, _, runtime, *_ in rows}
     assert all(JOB_S <= runtimes[j] <= JOB_S + 5 for j in running)
@@ -95,12 +112,30 @@ def test_owner_sessions_evictions_and_trace_export(idle_pool: ChrootPool, tmp_pa
     assert (out / "summary.json").exists()
 
 
+def policy_ended(state: Path, jobs: dict[str, str]) -> list[list[str]]:
+    """[job, machine, outcome] of ``jobs``' ended attempts in the newest snapshot's policy state."""
+    loaded = StateStore(state).load_newest()
+    if loaded is None:
+        return []
+    ended: dict[str, Any] = loaded.state["policy"]["state"]["ended"]
+    rows = [[job_id, m, outcome] for m, pairs in ended.items() for job_id, outcome in pairs]
+    return sorted(row for row in rows if row[0] in jobs)
+
+
+def outcome_counts(metrics: str) -> dict[str, float]:
+    """``advisor_attempt_outcomes_total`` by outcome, from the daemon's /metrics text."""
+    pattern = r'^advisor_attempt_outcomes_total\{outcome="([^"]+)"\} (\S+)$'
+    return {m[1]: float(m[2]) for m in re.finditer(pattern, metrics, re.MULTILINE)}
+
+
 def _running() -> dict[str, str]:
     """Running jobs by id -> machine, from the collector's claimed slots and the schedd."""
     import htcondor2
 
     schedd = htcondor2.Schedd(htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd))
-    ads = schedd.query("JobStatus == 2", ["ClusterId", "ProcId", "RemoteHost"])
+    ads = schedd.query(
+        "JobStatus == 2 && RemoteHost =!= undefined", ["ClusterId", "ProcId", "RemoteHost"]
+    )
     running = {f"{a['ClusterId']}.{a['ProcId']}": a["RemoteHost"].split("@")[1] for a in ads}
     claimed = [m for m, ad in startd_ads(["State"]).items() if ad["State"] == "Claimed"]
     ok = len(running) == 4 and len(claimed) == 4 and all(m.endswith(DOMAIN) for m in claimed)

@@ -7,14 +7,22 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import bench, experiment, policies, replay, scenario
+from advisor.commands import bench, experiment, policies, replay, scenario, train_idle
+from advisor.model_store import ModelStoreError
 from plugins.policy import OptionError
 from simulator.scenarios.config_checks import ConfigError
 from simulator.sources import SourceError
 from simulator.traces import TraceError
 
-COMMANDS = (scenario, replay, policies, bench, experiment)
-USER_ERRORS = (OptionError, ConfigError, SourceError, TraceError, FileNotFoundError)
+COMMANDS = (scenario, replay, policies, bench, experiment, train_idle)
+USER_ERRORS = (
+    ModelStoreError,
+    OptionError,
+    ConfigError,
+    SourceError,
+    TraceError,
+    FileNotFoundError,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,3 +53,16 @@ def test_train_idle_writes_a_store_that_loads(tmp_path: Path) -> None:
     meta, models = load_models(out)
     assert meta["window"]["until"].startswith("2010-02-01") and models
     assert main([*args[:-4], "--until", "2009-12", "--out", str(out)]) == 2
+
+
+def test_idle_schedulers_writes_table_ii_relative_to_random(tmp_path: Path) -> None:
+    args = ["experiment", "idle-schedulers", "--days", "35", "--scale", "0.01", "--workers", "1"]
+    args += ["--policies", "random", "idle-min", "--set", "max_samples=40"]
+    assert main([*args, "--set", "mlp_epochs=2", "--out", str(tmp_path)]) == 0
+    rows = (tmp_path / "table2.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    assert {"policy", "energy_mwh", "wasted_mwh", "energy_pct_random"} <= set(header)
+    random_row = next(r for r in rows[1:] if ",random," in r)
+    assert random_row.split(",")[header.index("energy_pct_random")] == "100.0"
+    assert (tmp_path / "fig6_overhead_energy.png").stat().st_size > 0
+    assert any((tmp_path / "model-cache").rglob("*"))  # the fits are kept for the next ensemble

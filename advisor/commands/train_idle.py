@@ -82,6 +82,17 @@ def load_history(policy: IdlePolicy, trace: Trace, until: float) -> None:
         )
 
 
+def _prediction_us(policy: IdlePolicy, now: float) -> float:
+    """Mean wall time of ``predict`` over every machine with a model (a benchmark figure)."""
+    names = [n for n in policy.histories if policy.trainer.group_of[n] in policy.models]
+    if not names:
+        return float("nan")
+    began = time.perf_counter()
+    for name in names:
+        policy.predict(name, now, now)
+    return (time.perf_counter() - began) / len(names) * 1e6
+
+
 def run(args: argparse.Namespace) -> int:
     until = month_start(args.until)
     trace = _trace(args)
@@ -113,5 +124,6 @@ def run(args: argparse.Namespace) -> int:
     )
     samples = sum(p.samples for p in policy.models.values())
     print(f"trained {len(policy.models)} model pairs on {samples} samples in {took:.1f} s")
+    print(f"one prediction    {_prediction_us(policy, until):.0f} us (features + RF + MLP)")
     print(f"wrote {args.out}")
     return 0

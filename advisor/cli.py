@@ -15,14 +15,8 @@ from simulator.sources import SourceError
 from simulator.traces import TraceError
 
 COMMANDS = (scenario, replay, policies, bench, experiment, train_idle)
-USER_ERRORS = (
-    ModelStoreError,
-    OptionError,
-    ConfigError,
-    SourceError,
-    TraceError,
-    FileNotFoundError,
-)
+USER_ERRORS: tuple[type[Exception], ...] = (OptionError, ConfigError, SourceError, TraceError)
+USER_ERRORS += (FileNotFoundError, ModelStoreError)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -66,3 +66,10 @@ def test_idle_schedulers_writes_table_ii_relative_to_random(tmp_path: Path) -> N
     assert random_row.split(",")[header.index("energy_pct_random")] == "100.0"
     assert (tmp_path / "fig6_overhead_energy.png").stat().st_size > 0
     assert any((tmp_path / "model-cache").rglob("*"))  # the fits are kept for the next ensemble
+    cached = sorted((tmp_path / "model-cache").rglob("*"))
+    again = ["experiment", "idle-accuracy", "--days", "35", "--scale", "0.01", "--workers", "1"]
+    again += ["--set", "max_samples=40", "--set", "mlp_epochs=2", "--out", str(tmp_path)]
+    assert main([*again, "--table2", str(tmp_path / "table2.csv")]) == 0
+    # the trace-built history equals the replayed one: every fit came from the replay's cache
+    assert sorted((tmp_path / "model-cache").rglob("*")) == cached
+    assert "r2_rf" in (tmp_path / "accuracy.csv").read_text().splitlines()[0]

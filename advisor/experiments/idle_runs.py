@@ -11,10 +11,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from advisor.commands.sources_args import parse_sets
+from advisor.commands.train_idle import load_history
 from advisor.parallel import run_parallel
 from advisor.training_map import Map, cached_map, process_map
 from plugins.idle.policy import IdlePolicy
+from simulator.month_stats import month_starts
 from simulator.replay import build_policy, replay
 from simulator.scenarios.campus import generate_campus, load_campus_config
 from simulator.summary import summarize
@@ -63,6 +67,27 @@ def run_one(run: Run) -> dict[str, Any]:
         out["training"] = policy.trainer.log
         out["accuracy"] = policy.trainer.accuracy
     return out
+
+
+def monthly_accuracy(
+    seed: int, args: argparse.Namespace, policy_name: str = "idle-avg"
+) -> dict[str, Any]:
+    """Figure 7 without a replay: retrain at every month boundary on the owner history up to it
+    (as the replay would) and score each month's models on the month that follows."""
+    trace = generate_campus(load_campus_config(), args.days, args.scale, seed)
+    cache = args.out / "model-cache" / f"seed{seed}-scale{args.scale}-days{args.days}"
+    fits = cached_map(process_map(args.workers or 2, progress=False), cache)
+    options = dict(parse_sets(args.set))
+    policy = build_policy(policy_name, trace, options, seed=seed, parallel_map=fits)
+    assert isinstance(policy, IdlePolicy)
+    boundaries = [t for t in month_starts(trace.start, trace.end) if trace.start < t < trace.end]
+    for t in tqdm(boundaries, desc=f"months seed {seed}", leave=False):
+        load_history(policy, trace, t)
+        policy.retrain(t)
+    load_history(policy, trace, trace.end)
+    if policy.trainer.trained_until is not None:  # score the last month too
+        policy.trainer.score(policy.models, policy.trainer.trained_until, trace.end)
+    return {"seed": seed, "accuracy": policy.trainer.accuracy, "training": policy.trainer.log}
 
 
 def _serial(fn: Any, tasks: Any) -> list[Any]:

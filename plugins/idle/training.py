@@ -99,7 +99,7 @@ class IdleTrainer:
     def train(self, now: float, current: Mapping[str, ModelPair]) -> dict[str, ModelPair]:
         """New models on everything before ``now`` (scoring ``current`` on the month just ended)."""
         if current and self.trained_until is not None:
-            self._score(current, self.trained_until, now)
+            self.score(current, self.trained_until, now)
         seed = int(np.random.default_rng([self.context.seed, int(now)]).integers(2**31))
         tasks = []
         for key in self.members:
@@ -128,7 +128,7 @@ class IdleTrainer:
         first = min(firsts, default=np.inf)
         return float(first) if np.isfinite(first) else None
 
-    def _score(self, models: Mapping[str, ModelPair], since: float, until: float) -> None:
+    def score(self, models: Mapping[str, ModelPair], since: float, until: float) -> None:
         for key, pair in models.items():
             x, y = self.samples(key, until, since, salt=1)
             if len(y) < 2:

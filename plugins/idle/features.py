@@ -73,9 +73,8 @@ class Periods:
 
 def idle_periods(history: MachineHistory, until: float, since: float = -np.inf) -> Periods:
     """Periods starting in [since, until) that ended by ``until`` (open ones have no target)."""
-    logouts = np.frombuffer(history.logouts)
-    durations = logouts - np.frombuffer(history.logins)
-    reboots = np.frombuffer(history.reboots)
+    logins, logouts, reboots = history.columns()
+    durations = logouts - logins
     start = np.concatenate([logouts, reboots])
     active = np.concatenate([durations, np.zeros(len(reboots))])
     keep = (start >= since) & (start < until)

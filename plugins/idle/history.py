@@ -42,24 +42,29 @@ class MachineHistory:
     def reboot(self, t: float) -> None:
         self.reboots.append(t)
 
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Copies of (logins, logouts, reboots) of closed sessions: safe to read from a training
+        thread while ``observe`` appends (a numpy view would stop the arrays from growing)."""
+        logouts = np.array(self.logouts)
+        return np.array(self.logins)[: len(logouts)], logouts, np.array(self.reboots)
+
     def blockers(self, until: float) -> np.ndarray:
         """Sorted times that end an idle period (logins and reboots), up to ``until``."""
-        times = np.concatenate(
-            [np.frombuffer(self.logins), np.frombuffer(self.reboots), [self.open_login]]
-        )
+        logins, _, reboots = self.columns()
+        times = np.concatenate([logins, reboots, [self.open_login]])
         times = times[np.isfinite(times) & (times <= until)]
         return np.sort(times)
 
     def last_start(self, t: float) -> tuple[float, float] | None:
         """(start, active duration) of the idle period under way at ``t``: last logout or reboot."""
-        logouts, reboots = np.frombuffer(self.logouts), np.frombuffer(self.reboots)
+        logins, logouts, reboots = self.columns()
         i = int(np.searchsorted(logouts, t, side="right")) - 1
         r = int(np.searchsorted(reboots, t, side="right")) - 1
         if i < 0 and r < 0:
             return None
         if r >= 0 and (i < 0 or reboots[r] > logouts[i]):
             return float(reboots[r]), 0.0
-        return float(logouts[i]), float(logouts[i] - self.logins[i])
+        return float(logouts[i]), float(logouts[i] - logins[i])
 
 
 def history_from_sessions(
@@ -87,7 +92,7 @@ def history_from_sessions(
     if first <= start:
         first += DAY
     days = np.arange(first, until, DAY)
-    ins, outs = np.frombuffer(history.logins), np.frombuffer(history.logouts)
+    ins, outs, _ = history.columns()
     pos = np.searchsorted(ins, days, side="right") - 1
     busy = (pos >= 0) & (outs[np.maximum(pos, 0)] > days)
     if np.isfinite(history.open_login):

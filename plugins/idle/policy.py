@@ -92,7 +92,7 @@ class IdlePolicy(Policy):
         self.choice = {
             key: pick_model(self.RULE, self.trainer.scores.get(key, [])) for key in models
         }
-        self.models = models
+        self.models = models  # one assignment: a daemon's advice thread sees old or new models
 
     def install(self, models: Mapping[str, ModelPair], trained_until: float) -> None:
         """Use models loaded from a store instead of training now."""
@@ -116,7 +116,7 @@ class IdlePolicy(Policy):
             self.trainer.feature_names,
         )[None, :]
         rf, mlp = pair.predict(x)
-        idle = float(combine(self.choice[key], rf, mlp)[0])
+        idle = float(combine(self.choice.get(key, "avg"), rf, mlp)[0])
         return max(0.0, min(idle, self._next_reboot(now) - now))
 
     def _next_reboot(self, now: float) -> float:

@@ -66,6 +66,8 @@ def test_fresh_job_ranks_longest_predicted_idle_first() -> None:
     assert pc0.predicted_idle_s == pytest.approx(5 * H)
     assert pc1.predicted_idle_s == pytest.approx(1 * H)
     assert pc0.rank > pc1.rank > 0 and not pc0.hold
+    # predictedIdle = lastLogout + idle - t: it counts down and lapses when the period should end
+    assert pc1.expires == pytest.approx(NOW + H) and pc1.rank == pytest.approx(NOW + H)
 
 
 def test_machine_with_no_idle_left_is_held() -> None:
@@ -105,7 +107,7 @@ def test_min_and_max_ensembles_take_the_lower_and_the_higher_model() -> None:
     lo, hi = _policy(IdleMinPolicy), _policy(IdleMaxPolicy)
     t = lo.trainer
     x = features_now(lo.histories["pc1"], NOW, NOW - H, t.codes["pc1"], t.calendar, t.feature_names)
-    rf, mlp = lo.models["pc1"].predict(x[None, :])
+    rf, mlp = lo.models["pc1"].predict(np.array([x]))
     assert lo.predict("pc1", NOW, NOW - H) == pytest.approx(max(0.0, min(rf[0], mlp[0])))
     assert hi.predict("pc1", NOW, NOW - H) == pytest.approx(max(0.0, max(rf[0], mlp[0])))
 
@@ -118,6 +120,8 @@ def test_fast_predictors_match_scikit_learn() -> None:
     rf, mlp = pair.predict(x)
     assert np.allclose(rf, pair.rf.predict(x) * DAY)
     assert np.allclose(mlp, pair.mlp.predict(x) * DAY)
+    for i in range(0, 300, 37):
+        assert pair.predict_one(x[i].tolist()) == pytest.approx((rf[i], mlp[i]))
 
 
 def test_saved_models_load_back_with_identical_predictions(tmp_path: Path) -> None:

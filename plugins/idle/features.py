@@ -11,8 +11,10 @@ time is used: the target is the only look ahead.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -55,11 +57,14 @@ class Calendar:
 
     starts: np.ndarray
     ends: np.ndarray
+    start_list: list[float]
+    end_list: list[float]
 
     @classmethod
     def of(cls, terms: Sequence[tuple[float, float]]) -> Calendar:
-        pairs = sorted(terms)
-        return cls(np.array([a for a, _ in pairs]), np.array([b for _, b in pairs]))
+        starts = [float(a) for a, _ in sorted(terms)]
+        ends = [float(b) for _, b in sorted(terms)]
+        return cls(np.array(starts), np.array(ends), starts, ends)
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,38 @@ def training_samples(
     return x, periods.end[period] - t
 
 
+def feature_row(
+    t: float,
+    period_start: float,
+    active: float,
+    codes: tuple[float, float],
+    calendar: Calendar,
+    names: Sequence[str],
+) -> list[float]:
+    """One row of ``feature_matrix`` in plain Python (same arithmetic, same bits): advice asks
+    for single machines millions of times a year, where numpy's per-call cost dominates."""
+    stamp = datetime.fromtimestamp(t, UTC)
+    idx = bisect.bisect_right(calendar.start_list, t) - 1
+    in_term = idx >= 0 and t < calendar.end_list[idx]
+    weeks = (t - calendar.start_list[idx]) // (7 * DAY) + 1 if in_term else 0.0
+    columns = {
+        "epochLogin": (t - EPOCH0) / EPOCH_SPAN,
+        "epochLogout": (period_start - EPOCH0) / EPOCH_SPAN,
+        "activeDuration": min(active, DAY) / DAY,
+        "minute": (t % 3600.0) // 60.0 / 59.0,
+        "hourOfDay": (t % DAY) // 3600.0 / 23.0,
+        "dayOfWeek": ((t // DAY + 3) % 7) / 6.0,
+        "dayOfMonth": (stamp.day - 1) / 30.0,
+        "month": (stamp.month - 1) / 11.0,
+        "year": (stamp.year - 2000) / 100.0,
+        "termWeeks": (min(weeks, TERM_WEEKS_MAX) if in_term else -1.0) / TERM_WEEKS_MAX,
+        "term": (idx % 3 + 1 if in_term else -1.0) / 3.0,
+        "cluster": codes[0],
+        "machine": codes[1],
+    }
+    return [float(columns[name]) for name in names]
+
+
 def features_now(
     history: MachineHistory,
     t: float,
@@ -173,10 +210,8 @@ def features_now(
     codes: tuple[float, float],
     calendar: Calendar,
     names: Sequence[str],
-) -> np.ndarray:
+) -> list[float]:
     """The feature row of a machine at ``t`` for prediction, from its past only."""
     last = history.last_start(t)
     start, active = last if last is not None else (free_since, 0.0)
-    return feature_matrix(
-        np.array([t]), np.array([start]), np.array([active]), codes, calendar, names
-    )[0]
+    return feature_row(t, start, active, codes, calendar, names)

@@ -6,6 +6,7 @@ a campus year is about 1.2 M sessions and 0.5 M reboots.
 
 from __future__ import annotations
 
+import bisect
 from array import array
 
 import numpy as np
@@ -56,15 +57,15 @@ class MachineHistory:
         return np.sort(times)
 
     def last_start(self, t: float) -> tuple[float, float] | None:
-        """(start, active duration) of the idle period under way at ``t``: last logout or reboot."""
-        logins, logouts, reboots = self.columns()
-        i = int(np.searchsorted(logouts, t, side="right")) - 1
-        r = int(np.searchsorted(reboots, t, side="right")) - 1
+        """(start, active duration) of the idle period under way at ``t``: last logout or reboot.
+        Bisects the arrays in place: this runs for every advised machine."""
+        i = bisect.bisect_right(self.logouts, t) - 1
+        r = bisect.bisect_right(self.reboots, t) - 1
         if i < 0 and r < 0:
             return None
-        if r >= 0 and (i < 0 or reboots[r] > logouts[i]):
-            return float(reboots[r]), 0.0
-        return float(logouts[i]), float(logouts[i] - logins[i])
+        if r >= 0 and (i < 0 or self.reboots[r] > self.logouts[i]):
+            return self.reboots[r], 0.0
+        return self.logouts[i], self.logouts[i] - self.logins[i]
 
 
 def history_from_sessions(

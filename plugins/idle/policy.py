@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
 from plugins.advice import Advice, JobAdvice, MachineAdvice
 from plugins.events import (
     AttemptEnded,
@@ -47,6 +49,7 @@ class IdlePolicy(Policy):
         super().__init__(context, options)
         self.histories = {name: MachineHistory() for name in context.machines}
         self.trainer = IdleTrainer(context, self.options, self.histories)
+        self.delta = self.trainer.delta
         self.models: dict[str, ModelPair] = {}
         self.choice: dict[str, str] = {}
         self.longest: dict[str, float] = {}
@@ -107,16 +110,16 @@ class IdlePolicy(Policy):
         pair = self.models.get(key)
         if pair is None:
             return None
-        x = features_now(
+        row = features_now(
             self.histories[machine],
             now,
             free_since,
             self.trainer.codes[machine],
             self.trainer.calendar,
             self.trainer.feature_names,
-        )[None, :]
-        rf, mlp = pair.predict(x)
-        idle = float(combine(self.choice.get(key, "avg"), rf, mlp)[0])
+        )
+        rf, mlp = pair.predict_one(row)
+        idle = float(combine(self.choice.get(key, "avg"), np.asarray(rf), np.asarray(mlp)))
         return max(0.0, min(idle, self._next_reboot(now) - now))
 
     def _next_reboot(self, now: float) -> float:
@@ -130,13 +133,23 @@ class IdlePolicy(Policy):
         for mv in view.machines:
             idle = self.predict(mv.name, now, mv.free_since)
             if idle is not None:
-                advice.machines[mv.name] = MachineAdvice(
-                    rank=idle, hold=idle <= 0.0, predicted_idle_s=idle
-                )
+                advice.machines[mv.name] = self._machine_advice(idle, now)
         for job_id in self.pending:
             advice.jobs[job_id] = JobAdvice(min_idle_s=self.longest[job_id])
         self.pending.clear()
         return advice
+
+    def _machine_advice(self, idle: float, now: float) -> MachineAdvice:
+        """predictedIdle = lastLogout + idle - t (sec. V-E): the prediction is made once and
+        counts down (``AdvisorPredictedIdle`` minus the time since ``AdvisorUpdated``) until it
+        runs out or the 03:00 reboot starts a new period. The rank is the predicted end of the
+        idle period, so ranks from different moments still order machines by idle time left."""
+        if idle <= 0.0:  # line 8 fails even for p = 0: hold, and look again after delta
+            return MachineAdvice(hold=True, predicted_idle_s=0.0, expires=now + self.delta)
+        end = now + idle
+        return MachineAdvice(
+            rank=end, predicted_idle_s=idle, expires=min(end, self._next_reboot(now))
+        )
 
     def state_dict(self) -> dict[str, Any]:
         """Scores and training log (the models themselves go to the model store)."""

@@ -4,6 +4,7 @@ them (``advisor.model_store``) so a daemon or a replay can load them without ret
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,6 +83,14 @@ def load_history(policy: IdlePolicy, trace: Trace, until: float) -> None:
         )
 
 
+def _cpu_s() -> float:
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _prediction_us(policy: IdlePolicy, now: float) -> float:
     """Mean wall time of ``predict`` over every machine with a model (a benchmark figure)."""
     names = [n for n in policy.histories if policy.trainer.group_of[n] in policy.models]
@@ -110,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(policy, IdlePolicy):
         raise OptionError(f"--policy {args.policy!r}: choose an idle-* policy")
     load_history(policy, trace, until)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), _cpu_s()
     policy.retrain(until)
-    took = time.perf_counter() - began
+    took, cpu = time.perf_counter() - began, _cpu_s() - cpu
     trainer = policy.trainer
     save_models(
         args.out,
@@ -123,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         scores=trainer.state_dict(),
     )
     samples = sum(p.samples for p in policy.models.values())
-    print(f"trained {len(policy.models)} model pairs on {samples} samples in {took:.1f} s")
+    print(f"trained {len(policy.models)} model pairs on {samples} samples")
+    print(f"training wall     {took:.1f} s (cpu {cpu:.1f} s in this process and its workers)")
     print(f"one prediction    {_prediction_us(policy, until):.0f} us (features + RF + MLP)")
     print(f"wrote {args.out}")
     return 0

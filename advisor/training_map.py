@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import pickle
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,7 +46,7 @@ def cached_map(inner: Map, directory: Path) -> Map:
         keys = [hashlib.sha256(salt + pickle.dumps(t)).hexdigest() for t in tasks]
         missing = [i for i, key in enumerate(keys) if not (directory / key).exists()]
         for i, result in zip(missing, inner(fn, [tasks[i] for i in missing]), strict=True):
-            tmp = directory / f"{keys[i]}.tmp"
+            tmp = directory / f"{keys[i]}.{os.getpid()}.tmp"  # replays may share a cache
             tmp.write_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
             tmp.replace(directory / keys[i])
         return [pickle.loads((directory / key).read_bytes()) for key in keys]

@@ -17,9 +17,11 @@ from advisor.commands import (
     replay,
     scenario,
     trace_export,
+    train_idle,
     train_power,
 )
 from advisor.commands import run as run_command
+from advisor.model_store import ModelStoreError
 from plugins.policy import OptionError
 from simulator.scenarios.config_checks import ConfigError
 from simulator.sources import SourceError
@@ -37,8 +39,10 @@ COMMANDS = (
     bench_daemon,
     trace_export,
     train_power,
+    train_idle,
 )
-USER_ERRORS = (OptionError, ConfigError, SourceError, TraceError, FileNotFoundError)
+USER_ERRORS: tuple[type[Exception], ...] = (OptionError, ConfigError, SourceError, TraceError)
+USER_ERRORS += (FileNotFoundError, ModelStoreError)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -68,6 +68,10 @@ class PolicyContext:
     seed: int = 0
     reboot_hour: float = 3.0
     oracle: Oracle | None = None
+    terms: Sequence[tuple[float, float]] = ()
+    """Teaching terms (start, end) from the scenario or site configuration (paper 004 features)."""
+    parallel_map: Callable[[Callable[[Any], Any], Sequence[Any]], Sequence[Any]] | None = None
+    """How to map a pure function over many tasks (worker processes); None: builtin ``map``."""
     rng: np.random.Generator = field(init=False)
 
     def __post_init__(self) -> None:

@@ -22,7 +22,7 @@ from plugins.registry import policy_class
 from simulator.campus_pool import CampusPool, PoolRules
 from simulator.engine import Engine
 from simulator.job_book import JobBook
-from simulator.month_stats import MonthStats
+from simulator.month_stats import MonthStats, month_starts
 from simulator.negotiator import Negotiator
 from simulator.oracle import TraceOracle
 from simulator.trace_model import DAY, Trace
@@ -50,11 +50,18 @@ def machine_infos(trace: Trace) -> dict[str, MachineInfo]:
 
 
 def build_policy(
-    name: str, trace: Trace, options: Mapping[str, Any] | None = None, seed: int = 0
+    name: str,
+    trace: Trace,
+    options: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    parallel_map: Callable[..., Any] | None = None,
 ) -> Policy:
-    """Instantiate a registered policy for this trace (oracles get the trace's future)."""
+    """Instantiate a registered policy for this trace (oracles get the trace's future);
+    ``parallel_map`` lets a learning policy fit its models in worker processes."""
     cls = policy_class(name)
-    context = PolicyContext(machines=machine_infos(trace), seed=seed)
+    context = PolicyContext(
+        machines=machine_infos(trace), seed=seed, terms=trace.terms, parallel_map=parallel_map
+    )
     if cls.NEEDS_ORACLE:
         context.oracle = TraceOracle(trace)
     return cls(context, options)
@@ -76,6 +83,13 @@ def _emitter(policy: Policy, kinds: frozenset[type]) -> Callable[[Event], None] 
             observe(event)
 
     return emit
+
+
+def _schedule_retraining(engine: Engine, policy: Policy, trace: Trace) -> None:
+    """``policy.retrain(t)`` at each month boundary inside the replay (a no-op for most)."""
+    boundaries = [t for t in month_starts(trace.start, trace.end) if trace.start < t < trace.end]
+    for t in boundaries:
+        engine.at(t, policy.retrain, t)
 
 
 @dataclass
@@ -178,6 +192,7 @@ def replay(
         world.months,
         world.negotiator,
     )
+    _schedule_retraining(engine, policy, trace)
 
     advance = None
     if on_progress is not None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from advisor.commands.sources_args import add_source_args, parse_sets, source_spec
+from advisor.training_map import process_map
 from simulator.replay import ReplayResult, build_policy, replay
 from simulator.sources import assemble
 from simulator.summary import format_table, summarize, write_outputs
@@ -46,7 +47,13 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
     trace, notes = assemble(source_spec(args))
     for note in notes:
         log.info(note)
-    policy = build_policy(args.policy, trace, parse_sets(args.set), seed=args.seed)
+    policy = build_policy(
+        args.policy,
+        trace,
+        parse_sets(args.set),
+        seed=args.seed,
+        parallel_map=process_map(progress=not args.no_progress),
+    )
     with progress_bar(not args.no_progress) as update:
         return replay(trace, policy, seed=args.seed, on_progress=update)
 

@@ -13,10 +13,10 @@ import hashlib
 import os
 import pickle
 from collections.abc import Callable, Sequence
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import sklearn
 from threadpoolctl import threadpool_limits
 
 from advisor.parallel import run_parallel
@@ -42,7 +42,7 @@ def cached_map(inner: Map, directory: Path) -> Map:
     directory.mkdir(parents=True, exist_ok=True)
 
     def run(fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list[Any]:
-        salt = f"{fn.__module__}.{fn.__qualname__}/{sklearn.__version__}".encode()
+        salt = f"{fn.__module__}.{fn.__qualname__}/{version('scikit-learn')}".encode()
         keys = [hashlib.sha256(salt + pickle.dumps(t)).hexdigest() for t in tasks]
         missing = [i for i, key in enumerate(keys) if not (directory / key).exists()]
         for i, result in zip(missing, inner(fn, [tasks[i] for i in missing]), strict=True):

@@ -14,7 +14,7 @@ import numpy as np
 
 from simulator.grid_queue.trial import TrialResult
 
-STAT_COLUMNS = ("mean", "std", "max", "median", "jobs")
+STAT_COLUMNS = ("mean", "std", "max", "median", "work_mean", "jobs")
 
 
 def write_stats(results: Sequence[TrialResult], path: Path) -> Path:
@@ -33,12 +33,13 @@ def write_stats(results: Sequence[TrialResult], path: Path) -> Path:
 
 def print_table(results: Sequence[TrialResult]) -> None:
     print(f"{'workload':26} {'policy':14} {'class':11} {'mean':>8} {'std':>8} {'max':>8} "
-          f"{'median':>8} {'F@13h':>7} {'F@end':>7}")  # fmt: skip
+          f"{'median':>8} {'workmean':>8} {'F@13h':>7} {'F@end':>7}")  # fmt: skip
     for r in results:
         for cls, s in r.stats.items():
             print(
                 f"{r.workload:26} {r.policy:14} {cls:11} {s['mean']:8.0f} {s['std']:8.0f} "
-                f"{s['max']:8.0f} {s['median']:8.0f} {r.fair_13h:7.4f} {r.fair_end:7.4f}"
+                f"{s['max']:8.0f} {s['median']:8.0f} {s['work_mean']:8.0f} {r.fair_13h:7.4f} "
+                f"{r.fair_end:7.4f}"
             )
 
 

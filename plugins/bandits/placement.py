@@ -43,6 +43,7 @@ EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES
 EXPLORE_RANK = 1e6
+INF = float("inf")
 
 
 def hour_of_day(t: float) -> int:
@@ -222,15 +223,19 @@ class PlacementBandit(Policy):
         return {
             "agent": self.agent.state_dict(),
             "jobs": self.jobs.state_dict(),
+            "free": self.free.state_dict(self.jobs.oldest_pending(default=INF)),
             "columns": self.columns,
             "explore": {str(k): m for k, m in self.explore.items()},
             "slot": self.slot,
+            "decisions": self.decisions,
             "rng": self.context.rng.bit_generator.state,
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.agent.load_state(state["agent"])
         self.jobs.load_state(state["jobs"])
+        self.free.load_state(state["free"])
+        self.decisions = int(state["decisions"])
         self.columns = [dict(col) for col in state["columns"]]
         self.slot = int(state["slot"])
         self.explore = {int(k): m for k, m in state["explore"].items()}

@@ -28,7 +28,9 @@ class AdviceGroups:
     def assign(self, m: int, advice: MachineAdvice) -> None:
         key = advice
         old = self.key_of.get(m)
-        if old is not None and old != key:
+        if old is not None:
+            if old is key or old == key:
+                return  # re-advised alike (a lapse): already filed under it
             self._leave(m, old)
         self.key_of[m] = key
         group = self.groups.get(key)

@@ -1,9 +1,11 @@
-"""Free machines grouped by the advice object they carry, so matching ranks groups, not machines.
+"""Free machines grouped by the advice they carry, so matching ranks groups, not machines.
 
-Policies that advise many machines alike (a bandit choosing clusters) hand out one shared
+Policies that advise many machines alike (a bandit choosing clusters) hand out equal
 ``MachineAdvice`` per group; ranking the few distinct objects per class and drawing a random member
 of the best group is what HTCondor's "highest rank, ties at random" amounts to, at a cost that does
-not grow with the number of free machines. Members are dropped lazily: a member that is no longer
+not grow with the number of free machines. Groups are keyed by the advice's value, not its
+identity, so a policy restored from a snapshot (new but equal objects) files machines exactly as
+the uninterrupted one did. Members are dropped lazily: a member that is no longer
 free in its family (awake or asleep) is discarded when it is drawn.
 """
 
@@ -19,14 +21,16 @@ class AdviceGroups:
     def __init__(self, family: IndexedSet, rand: random.Random) -> None:
         self.family = family
         self.rand = rand
-        self.groups: dict[int, tuple[MachineAdvice, IndexedSet]] = {}
-        self.key_of: dict[int, int] = {}
-        self._levels: dict[int, list[list[int]]] = {}
+        self.groups: dict[MachineAdvice, tuple[MachineAdvice, IndexedSet]] = {}
+        self.key_of: dict[int, MachineAdvice] = {}
+        self._levels: dict[int, list[list[MachineAdvice]]] = {}
 
     def assign(self, m: int, advice: MachineAdvice) -> None:
-        key = id(advice)
+        key = advice
         old = self.key_of.get(m)
-        if old is not None and old != key:
+        if old is not None:
+            if old is key or old == key:
+                return  # re-advised alike (a lapse): already filed under it
             self._leave(m, old)
         self.key_of[m] = key
         group = self.groups.get(key)
@@ -40,18 +44,18 @@ class AdviceGroups:
         if old is not None:
             self._leave(m, old)
 
-    def _leave(self, m: int, key: int) -> None:
+    def _leave(self, m: int, key: MachineAdvice) -> None:
         members = self.groups[key][1]
         members.discard(m)
         if not members:
             del self.groups[key]
             self._levels.clear()
 
-    def levels(self, k: int) -> list[list[int]]:
+    def levels(self, k: int) -> list[list[MachineAdvice]]:
         """Group keys for class k by rank, best first; held and negative ranks left out."""
         found = self._levels.get(k)
         if found is None:
-            by_rank: dict[float, list[int]] = {}
+            by_rank: dict[float, list[MachineAdvice]] = {}
             for key, (advice, _) in self.groups.items():
                 rank = advice.rank_for(k)
                 if not advice.hold and rank >= 0:
@@ -79,7 +83,7 @@ class AdviceGroups:
                 self._forget(m, key)
         return None
 
-    def _forget(self, m: int, key: int) -> None:
+    def _forget(self, m: int, key: MachineAdvice) -> None:
         if self.key_of.get(m) == key:
             del self.key_of[m]
         self._leave(m, key)

@@ -129,3 +129,20 @@ def test_free_period_history_answers_for_any_past_decision() -> None:
     assert not free.stayed_free(6.0, 21.0)
     assert free.stayed_free(13.0, 100.0)  # a, free again since 12 and still free
     assert free.count("room") == 1
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_local_knowledge_keeps_jobs_that_would_cross_the_reboot_queued(rule: bool) -> None:
+    """Sec. 4.4.3: at 23:00 the 03:00 reboot is 4 h away; a class-5 job (an earlier attempt of
+    5 h) is only ever queued, a class-2 job may still start."""
+    context = PolicyContext(machine_infos(trace(two_rooms(), [], [])), seed=1)
+    policy = ClusterBandit(context, {"epsilon": "0", "reboot_rule": str(rule)})
+    for k in (2, 5):
+        policy.agent.reward((23, k), "cheap", 1.0)
+        policy.agent.reward((23, k), QUEUE, -1.0)
+    now = MONDAY + 23 * H
+    idle = tuple(1 if k in (2, 5) else 0 for k in range(PRIOR_HOURS_CLASSES))
+    view = PoolView([MachineView("c0", "idle", now)], idle, new_jobs=["j"])
+    cheap = policy.advise(view, now).machines["c0"]
+    assert cheap.rank_for(2) > 0
+    assert (cheap.rank_for(5) < 0) is rule

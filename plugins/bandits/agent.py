@@ -108,34 +108,34 @@ class BanditAgent:
     def state_dict(self) -> dict[str, Any]:
         return {
             "estimates": [
-                [_key(s), [[_key(a), est.state()] for a, est in acts.items()]]
+                [json_key(s), [[json_key(a), est.state()] for a, est in acts.items()]]
                 for s, acts in self.estimates.items()
             ],
             "stats": [
-                [_key(s), st.rewards, st.best, list(st.recent)] for s, st in self.stats.items()
+                [json_key(s), st.rewards, st.best, list(st.recent)] for s, st in self.stats.items()
             ],
         }
 
     def load_state(self, saved: dict[str, Any]) -> None:
         self.estimates, self.values, self.stats = {}, {}, {}
         for s, acts in saved["estimates"]:
-            state = _unkey(s)
+            state = from_json_key(s)
             per = self.estimates[state] = {}
             vals = self.values[state] = {}
             for a, est in acts:
-                action = _unkey(a)
+                action = from_json_key(a)
                 per[action] = Estimate.restore(self.history, est)
                 vals[action] = per[action].value
         for s, rewards, best, recent in saved["stats"]:
-            st = self.stats[_unkey(s)] = StateStats(self.diverge.n if self.diverge else 1)
+            st = self.stats[from_json_key(s)] = StateStats(self.diverge.n if self.diverge else 1)
             st.rewards, st.best = int(rewards), float(best)
             st.recent.extend(float(r) for r in recent)
 
 
-def _key(key: Hashable) -> Any:
+def json_key(key: Hashable) -> Any:
     """A state or action as JSON data (tuples become lists)."""
     return list(key) if isinstance(key, tuple) else key
 
 
-def _unkey(data: Any) -> Hashable:
+def from_json_key(data: Any) -> Hashable:
     return tuple(data) if isinstance(data, list) else data

@@ -14,6 +14,7 @@ import heapq
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
+from typing import Any
 
 INF = float("inf")
 
@@ -67,3 +68,24 @@ class FreeMachines:
         """Was some machine free at ``t0`` still free (the same free period) at ``until``?"""
         i = bisect_right(self._times, until) - 1
         return i >= 0 and self._values[i] <= t0
+
+    def state_dict(self, judged_from: float) -> dict[str, Any]:
+        """The free machines and the ``oldest`` history still needed for decisions made at
+        ``judged_from`` or later (older steps can no longer be asked about)."""
+        first = max(bisect_right(self._times, judged_from) - 1, 0)
+        return {
+            "since": sorted(self.since.items()),
+            "oldest": self._oldest,
+            "times": self._times[first:].tolist(),
+            "values": self._values[first:].tolist(),
+        }
+
+    def load_state(self, saved: dict[str, Any]) -> None:
+        self.since, self.members = {}, {}
+        for machine, t in saved["since"]:
+            self.since[str(machine)] = float(t)
+            self.members.setdefault(self.group_of(str(machine)), set()).add(str(machine))
+        self._heap = sorted((t, m) for m, t in self.since.items())
+        self._oldest = float(saved["oldest"])
+        self._times = array("d", saved["times"])
+        self._values = array("d", saved["values"])

@@ -4,8 +4,10 @@ attempt was placed and in which state, and the queue decisions still waiting for
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import Any
 
 from plugins.advice import PRIOR_HOURS_CLASSES
+from plugins.bandits.agent import from_json_key, json_key
 
 HOUR = 3600.0
 
@@ -52,10 +54,27 @@ class JobMemory:
         self.queued.discard(job)
         return self.pending.pop(job, [])
 
-    def state_dict(self) -> dict[str, object]:
-        return {"longest": dict(self.longest)}
+    def oldest_pending(self, default: float) -> float:
+        """The earliest queue decision still waiting for its verdict."""
+        return min((t for waits in self.pending.values() for t, _ in waits), default=default)
 
-    def load_state(self, saved: dict[str, object]) -> None:
-        longest = saved.get("longest", {})
-        assert isinstance(longest, dict)
-        self.longest = {str(k): float(v) for k, v in longest.items()}
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "longest": dict(self.longest),
+            "queued": sorted(self.queued),
+            "unjudged": self.unjudged,
+            "placed": {job: [json_key(s), a] for job, (s, a) in self.placed.items()},
+            "pending": {job: [[t, json_key(s)] for t, s in w] for job, w in self.pending.items()},
+        }
+
+    def load_state(self, saved: dict[str, Any]) -> None:
+        self.longest = {str(k): float(v) for k, v in saved["longest"].items()}
+        self.queued = set(saved["queued"])
+        self.unjudged = [list(jobs) for jobs in saved["unjudged"]]
+        self.placed = {
+            job: (from_json_key(s), from_json_key(a)) for job, (s, a) in saved["placed"].items()
+        }
+        self.pending = {
+            job: [(float(t), from_json_key(s)) for t, s in waits]
+            for job, waits in saved["pending"].items()
+        }

@@ -79,7 +79,9 @@ BANDIT_OPTIONS = {
     ),
     "prune_full": Option(True, parse_flag, "offer only actions that can take a job now (4.4.3)"),
     "untried_zero": Option(True, parse_flag, "value untried actions at 0 (sec. 4.4.3)"),
+    # On by default: on the campus year it saves more energy at lower overhead than without
+    # (seed 1, eps 0.1: 68.5 % of random's energy at 1.04 x overhead, against 76.0 % at 1.29 x).
     "reboot_rule": Option(
-        False, parse_flag, "never start a job whose prior runtime would cross the reboot (4.4.3)"
+        True, parse_flag, "never start a job whose prior runtime would cross the reboot (4.4.3)"
     ),
 }

@@ -43,6 +43,7 @@ EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES
 EXPLORE_RANK = 1e6
+INF = float("inf")
 
 
 def hour_of_day(t: float) -> int:
@@ -83,6 +84,8 @@ class PlacementBandit(Policy):
         self.jobs = JobMemory()
         self.rows: dict[str, tuple[float, ...]] = dict.fromkeys(self.actions, OFF_RANKS)
         self.advice_of: dict[tuple[float, ...], MachineAdvice] = {}
+        self.shared: dict[str, MachineAdvice] = {}
+        """Per action, the advice of its plain row (no exploring class on the machine)."""
         self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
         """Per class k, the ranks of the last decision (absent actions: -1)."""
         self.slot = -1
@@ -142,12 +145,15 @@ class PlacementBandit(Policy):
     # -- deciding ----------------------------------------------------------------------------
     def advise(self, view: PoolView, now: float) -> Advice:
         free = self.free
-        for mv in view.machines:
-            free.free(mv.name, now)
         # Decide again only when something a decision rests on changed: a machine became free,
-        # jobs arrived or the hour (the state) turned; otherwise the last draw stands.
+        # jobs arrived or the hour (the state) turned; otherwise the last draw stands. A machine
+        # re-advised only because its advice lapsed changes nothing (and must not add a draw,
+        # or eq. 6 explores once per advice lifetime rather than per decision).
+        newly_free = [mv.name for mv in view.machines if mv.name not in free]
+        for name in newly_free:
+            free.free(name, now)
         slot = self._state(now, 0)[0]
-        fresh = bool(view.machines or view.new_jobs) or slot != self.slot
+        fresh = bool(newly_free or view.new_jobs) or slot != self.slot
         self.slot = slot
         touched: set[str] = set()
         readvise = {mv.name for mv in view.machines}
@@ -166,16 +172,26 @@ class PlacementBandit(Policy):
             row = tuple(col.get(action, -1.0) for col in self.columns)
             if row != self.rows[action]:
                 self.rows[action] = row
+                self.shared.pop(action, None)
                 readvise.update(free.members.get(action, ()))
         # sorted: the negotiator files machines in this order, and str hashes vary by process
         return Advice(machines={name: self._advice_for(name) for name in sorted(readvise)})
 
     def _advice_for(self, machine: str) -> MachineAdvice:
         """The machine's action row, with the top rank for classes exploring on this machine."""
-        row = self.rows[self.action_of[machine]]
-        probes = [k for k, m in self.explore.items() if m == machine]
-        if probes:
-            row = tuple(EXPLORE_RANK if k in probes else r for k, r in enumerate(row))
+        action = self.action_of[machine]
+        explore = self.explore
+        if not (explore and machine in explore.values()):
+            adv = self.shared.get(action)
+            if adv is None:
+                adv = self.shared[action] = self._interned(self.rows[action])
+            return adv
+        probes = [k for k, m in explore.items() if m == machine]
+        row = tuple(EXPLORE_RANK if k in probes else r for k, r in enumerate(self.rows[action]))
+        return self._interned(row)
+
+    def _interned(self, row: tuple[float, ...]) -> MachineAdvice:
+        """One advice object per distinct row, so the negotiator ranks a few groups."""
         adv = self.advice_of.get(row)
         if adv is None:
             if len(self.advice_of) > 50_000:
@@ -222,20 +238,25 @@ class PlacementBandit(Policy):
         return {
             "agent": self.agent.state_dict(),
             "jobs": self.jobs.state_dict(),
+            "free": self.free.state_dict(self.jobs.oldest_pending(default=INF)),
             "columns": self.columns,
             "explore": {str(k): m for k, m in self.explore.items()},
             "slot": self.slot,
+            "decisions": self.decisions,
             "rng": self.context.rng.bit_generator.state,
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.agent.load_state(state["agent"])
         self.jobs.load_state(state["jobs"])
+        self.free.load_state(state["free"])
+        self.decisions = int(state["decisions"])
         self.columns = [dict(col) for col in state["columns"]]
         self.slot = int(state["slot"])
         self.explore = {int(k): m for k, m in state["explore"].items()}
         for action in self.actions:
             self.rows[action] = tuple(col.get(action, -1.0) for col in self.columns)
+        self.shared = {}
         self.context.rng.bit_generator.state = state["rng"]
 
 

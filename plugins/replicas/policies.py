@@ -8,11 +8,11 @@ job's turnaround against its QoS bound, and the wasted energy or the contenders 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from plugins.advice import Advice, JobAdvice
-from plugins.bandits.agent import BanditAgent
+from plugins.bandits.agent import BanditAgent, from_json_key, json_key
 from plugins.bandits.history import parse_history
 from plugins.bandits.placement import hour_of_day, hour_of_week
 from plugins.events import (
@@ -210,8 +210,25 @@ class ReplicaBandit(Policy):
         return {s: {int(a): v for a, v in vals.items()} for s, vals in self.agent.values.items()}  # type: ignore[call-overload]
 
     def state_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent.state_dict(), "rng": self.context.rng.bit_generator.state}
+        return {
+            "agent": self.agent.state_dict(),
+            "families": {
+                job: {**asdict(fam), "state": json_key(fam.state)}
+                for job, fam in self.families.items()
+            },
+            "judge": self.judge,
+            "running": self.running,
+            "user_hours": self.user_hours,
+            "rng": self.context.rng.bit_generator.state,
+        }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.agent.load_state(state["agent"])
+        self.families = {
+            job: Family(**{**fam, "state": from_json_key(fam["state"])})
+            for job, fam in state["families"].items()
+        }
+        self.judge = list(state["judge"])
+        self.running = int(state["running"])
+        self.user_hours = {str(u): int(h) for u, h in state["user_hours"].items()}
         self.context.rng.bit_generator.state = state["rng"]

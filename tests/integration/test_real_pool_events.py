@@ -17,8 +17,17 @@ from advisor.condor.factory import build_condor_pool
 from advisor.daemon.state_store import StateStore
 from integration.conftest import DaemonStarter, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
-from plugins.events import AttemptEnded, AttemptOutcome, Event, OwnerSessionEnded
+from plugins.bandits.placement import ComputerBandit
+from plugins.bandits.rewards import placement_reward
+from plugins.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    OwnerSessionEnded,
+)
 from plugins.events import OwnerSessionStarted as Started
+from plugins.policy import MachineInfo, PolicyContext
 
 pytestmark = pytest.mark.integration
 UPDATE_INTERVAL = 5.0
@@ -41,11 +50,13 @@ def test_owner_sessions_evictions_rewards_and_trace_export(
     daemon = start_daemon(tmp_path, {"policy": {"name": "fixed-advice"}})
     state = tmp_path / "state"  # the daemon's state directory: snapshots and its journal
     events: list[Event] = []
+    machines: dict[str, MachineInfo] = {}
 
     def poll() -> list[Event]:
         obs = source.poll(time.time())
         assert obs.healthy
         events.extend(obs.events)
+        machines.update(obs.machines)
         return list(obs.events)
 
     poll()  # what earlier tests left in the history is not this test's
@@ -85,6 +96,23 @@ def test_owner_sessions_evictions_rewards_and_trace_export(
     assert sorted(e.job_id for e in completed) == sorted(running)
     assert all(JOB_S <= e.time - e.started <= JOB_S + 5 for e in completed)
 
+    # the placement bandit's eq. 4 rewards from these real events: +1 - sigma E_a per completed
+    # attempt, -1 + sigma (1 - E_a) per eviction, summed on the machine each attempt ran on
+    reward_sums: dict[str, float] = {}
+    started = {(e.job_id, e.machine) for e in events if isinstance(e, AttemptStarted)}
+    for e in events:
+        if isinstance(e, AttemptEnded) and (e.job_id, e.machine) in started:
+            reward_sums[e.machine] = reward_sums.get(e.machine, 0.0) + placement_reward(
+                e.outcome, 0, 0.8
+            )
+    evicted_seen = [
+        (e.job_id, e.machine)
+        for e in events
+        if isinstance(e, AttemptEnded) and e.outcome is AttemptOutcome.EVICTED_OWNER
+    ]
+    assert evicted_seen == [(victim_job, victim)]  # its reward -1 + 0.8 is in the victim's sum
+    assert bandit_rewards(events, machines) == pytest.approx(reward_sums)
+
     # restart: a new source resumes from the cursor and reports nothing twice
     again, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
     again.restore(source.cursor())
@@ -110,6 +138,22 @@ def test_owner_sessions_evictions_rewards_and_trace_export(
     argv += [str(trace / "owners.csv"), "--jobs", str(trace / "jobs.csv"), "--out", str(out)]
     assert main([*argv, "--no-progress"]) == 0
     assert (out / "summary.json").exists()
+
+
+def bandit_rewards(events: list[Event], machines: dict[str, MachineInfo]) -> dict[str, float]:
+    """The placement rewards ``bandit-computer`` learns from ``events``, summed per machine.
+
+    The test pool's machines all draw the same power, so eq. 5 gives E_a = 0 for each.
+    """
+    bandit = ComputerBandit(PolicyContext(machines=machines, seed=1), {"sigma": 0.8})
+    for event in events:
+        bandit.observe(event)
+    sums: dict[str, float] = {}
+    for per_action in bandit.agent.estimates.values():
+        for action, estimate in per_action.items():
+            if action in machines:
+                sums[action] = sums.get(action, 0.0) + estimate.total
+    return sums
 
 
 def policy_ended(state: Path, jobs: dict[str, str]) -> list[list[str]]:

@@ -52,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--balance", type=float, default=1.0,
         help="class weighting of the cloning (1: balanced, 0: plain); below 1 releases less",
     )  # fmt: skip
+    parser.add_argument(
+        "--graded-release", action="store_true",
+        help="clone OR*'s release sizes as levels (default: any release is level 0)",
+    )  # fmt: skip
     parser.add_argument("--lr", type=float, default=PpoConfig.lr, help="Adam step size")
     parser.add_argument("--entropy", type=float, default=PpoConfig.entropy_coef)
     parser.add_argument("--target-kl", type=float, default=0.0, help="KL early stop (0: off)")
@@ -85,10 +89,12 @@ def load_checkpoint(path: Path) -> tuple[Params, dict[str, Any], dict[str, Any]]
     return params, adam, meta
 
 
-def _teach(task: tuple[str, str, int, int, Params | None]) -> tuple[np.ndarray, np.ndarray]:
-    workload, data_dir, day, levels, student = task
+def _teach(
+    task: tuple[str, str, int, int, Params | None, bool],
+) -> tuple[np.ndarray, np.ndarray]:
+    workload, data_dir, day, levels, student, graded = task
     train, _ = load_days(workload, data_dir)
-    return teacher_day(train[day].jobs, levels, student)
+    return teacher_day(train[day].jobs, levels, student, graded)
 
 
 def warm_start(
@@ -106,7 +112,10 @@ def warm_start(
         many = args.imitate_days if round_ == 0 else args.dagger_days
         days = rng.choice(len(train), min(many, len(train)), replace=False).tolist()
         student = None if round_ == 0 else params
-        tasks = [(args.workload, args.data_dir, d, args.levels, student) for d in days]
+        tasks = [
+            (args.workload, args.data_dir, d, args.levels, student, args.graded_release)
+            for d in days
+        ]
         pairs = run_parallel(_teach, tasks, workers=args.workers, desc=f"OR* days, round {round_}")
         obs += [p[0] for p in pairs]
         act += [p[1] for p in pairs]

@@ -23,7 +23,7 @@ def _iteration(path: Path) -> int:
 
 
 @pytest.mark.realdata
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_saves_the_checkpoint_and_exits(
     shared_data: Path, tmp_path: Path, signum: signal.Signals
 ) -> None:

@@ -146,13 +146,23 @@ class CampusPool:
 
     def _sleep_timer(self, arg: tuple[int, int]) -> None:
         m, version = arg
-        if self.version[m] != version or self.state[m] != IDLE:
+        if self.version[m] == version:
+            self.sleep_now(m)
+
+    def sleep_now(self, m: int) -> None:
+        """An idle machine goes to sleep (its timer, or "reserve-off" advice: HIBERNATE)."""
+        if self.state[m] != IDLE:
             return
-        now = self.engine.now()
-        self._enter(m, SLEEP, now)
+        self._enter(m, SLEEP, self.engine.now())
         self.sleeping.add(m)
         self.changed.add(m)
         self._power(m, PowerState.SLEEP)
+
+    def wake(self, m: int) -> None:
+        """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""
+        if self.state[m] == SLEEP:
+            self._power(m, PowerState.ON)
+            self._become_idle(m, self.engine.now())
 
     def _power(self, m: int, state: PowerState) -> None:
         if self.emit is not None:

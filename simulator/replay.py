@@ -18,8 +18,10 @@ from plugins.events import (
     OwnerSessionStarted,
 )
 from plugins.policy import MachineInfo, Policy, PolicyContext
+from plugins.power.base import PowerPolicy
 from plugins.registry import policy_class
 from simulator.campus_pool import CampusPool, PoolRules
+from simulator.campus_power import CampusPower
 from simulator.engine import Engine
 from simulator.job_book import JobBook
 from simulator.month_stats import MonthStats, month_starts
@@ -101,6 +103,8 @@ class World:
     book: JobBook
     months: MonthStats
     negotiator: Negotiator
+    power: CampusPower | None = None
+    """Applies a power policy's advice to the pool (None for other policies)."""
 
     def close(self, now: float) -> None:
         """End the run: close open machine states and fold replicated jobs into one row each."""
@@ -149,7 +153,9 @@ def build_world(
     book.pool_finish = pool.finish_job
     rng = np.random.default_rng(seed + 7919)
     job_index = {job_id: j for j, job_id in enumerate(trace.jobs.job_id)}
-    negotiator = Negotiator(engine, pool, book, advisor, rng, job_index, negotiation_interval)
+    power = CampusPower(engine, pool, book, advisor) if isinstance(advisor, PowerPolicy) else None
+    asked = advisor if power is None else power.as_negotiator_policy()
+    negotiator = Negotiator(engine, pool, book, asked, rng, job_index, negotiation_interval)
     negotiator_ref.append(negotiator)
 
     owners, jobs, down = trace.owners, trace.jobs, trace.unavailability
@@ -164,7 +170,7 @@ def build_world(
     if first_reboot <= trace.start:
         first_reboot += DAY
     engine.at(first_reboot, pool.reboot_all)
-    return World(engine, pool, book, months, negotiator)
+    return World(engine, pool, book, months, negotiator, power)
 
 
 def replay(

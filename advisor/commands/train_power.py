@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -42,6 +43,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--imitate-days", type=int, default=0,
         help="warm start: clone OR* on this many training days before PPO (0: from scratch)",
     )  # fmt: skip
+    parser.add_argument(
+        "--dagger-rounds", type=int, default=0,
+        help="after cloning, rounds in which the clone drives training days and OR* labels them",
+    )  # fmt: skip
+    parser.add_argument("--dagger-days", type=int, default=10, help="training days per round")
+    parser.add_argument(
+        "--balance", type=float, default=1.0,
+        help="class weighting of the cloning (1: balanced, 0: plain); below 1 releases less",
+    )  # fmt: skip
+    parser.add_argument(
+        "--graded-release", action="store_true",
+        help="clone OR*'s release sizes as levels (default: any release is level 0)",
+    )  # fmt: skip
+    parser.add_argument("--lr", type=float, default=PpoConfig.lr, help="Adam step size")
+    parser.add_argument("--entropy", type=float, default=PpoConfig.entropy_coef)
+    parser.add_argument("--target-kl", type=float, default=0.0, help="KL early stop (0: off)")
+    parser.add_argument(
+        "--critic-iterations", type=int, default=0,
+        help="first fit only the critic's head on this many iterations (actor unchanged)",
+    )  # fmt: skip
     parser.set_defaults(handler=run)
 
 
@@ -68,23 +89,62 @@ def load_checkpoint(path: Path) -> tuple[Params, dict[str, Any], dict[str, Any]]
     return params, adam, meta
 
 
-def _teach(task: tuple[str, str, int, int]) -> tuple[np.ndarray, np.ndarray]:
-    workload, data_dir, day, levels = task
+def _teach(
+    task: tuple[str, str, int, int, Params | None, bool],
+) -> tuple[np.ndarray, np.ndarray]:
+    workload, data_dir, day, levels, student, graded = task
     train, _ = load_days(workload, data_dir)
-    return teacher_day(train[day].jobs, levels)
+    return teacher_day(train[day].jobs, levels, student, graded)
 
 
-def warm_start(params: Params, train: list[Day], args: argparse.Namespace, rng: Any) -> float:
-    """Clone OR*'s hold/release choices on some training days (never a test day)."""
-    days = rng.choice(len(train), min(args.imitate_days, len(train)), replace=False).tolist()
-    tasks = [(args.workload, args.data_dir, d, args.levels) for d in days]
-    pairs = run_parallel(_teach, tasks, workers=args.workers, desc="OR* days")
-    obs = np.concatenate([p[0] for p in pairs])
-    act = np.concatenate([p[1] for p in pairs])
-    accuracy = imitate(params, obs, act, 8, PpoConfig(), rng)
-    print(f"warm start on {len(days)} days: {len(act)} decisions ({np.mean(act > 0):.3f} hold), "
-          f"balanced accuracy {accuracy:.3f}")  # fmt: skip
+def warm_start(
+    params: Params, train: list[Day], args: argparse.Namespace, rng: Any, stop: StopRequest
+) -> float:
+    """Clone OR*'s hold/release choices on training days (never a test day), then DAgger rounds:
+    the clone plays more training days, OR* labels the states it reached, and the clone is
+    retrained on everything gathered so far."""
+    obs: list[np.ndarray] = []
+    act: list[np.ndarray] = []
+    accuracy = 0.0
+    for round_ in range(1 + args.dagger_rounds):
+        if stop.signal:
+            break
+        many = args.imitate_days if round_ == 0 else args.dagger_days
+        days = rng.choice(len(train), min(many, len(train)), replace=False).tolist()
+        student = None if round_ == 0 else params
+        tasks = [
+            (args.workload, args.data_dir, d, args.levels, student, args.graded_release)
+            for d in days
+        ]
+        pairs = run_parallel(_teach, tasks, workers=args.workers, desc=f"OR* days, round {round_}")
+        obs += [p[0] for p in pairs]
+        act += [p[1] for p in pairs]
+        labels = np.concatenate(act)
+        accuracy = imitate(params, np.concatenate(obs), labels, 8, PpoConfig(), rng, args.balance)
+        print(f"warm start round {round_}: {len(days)} days, {len(labels)} decisions "
+              f"({np.mean(labels > 0):.3f} hold), balanced accuracy {accuracy:.3f}")  # fmt: skip
     return accuracy
+
+
+class StopRequest:
+    """SIGTERM/SIGINT ask the loop to stop after the iteration under way (which is then saved);
+    the workers ignore both, so a Ctrl-C in the terminal cannot break the pool mid-iteration."""
+
+    def __init__(self) -> None:
+        self.signal: str | None = None
+        self.previous = {s: signal.signal(s, self.handle) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def handle(self, signum: int, _frame: Any) -> None:
+        self.signal = signal.Signals(signum).name
+
+    def restore(self) -> None:
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+
+
+def _ignore_signals() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _play(task: tuple[str, str, int, Params, int]) -> Rollout:
@@ -97,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     train, test = load_days(args.workload, args.data_dir)
     path = checkpoint_path(args.out, args.workload)
     path.parent.mkdir(parents=True, exist_ok=True)
-    cfg = PpoConfig()
+    cfg = PpoConfig(lr=args.lr, entropy_coef=args.entropy, target_kl=args.target_kl)
     rng = np.random.default_rng(args.seed)
     if path.exists():
         params, adam_state, meta = load_checkpoint(path)
@@ -110,14 +170,38 @@ def run(args: argparse.Namespace) -> int:
         params = init_params(inputs, args.hidden, args.levels + 1, rng, favour=(0, args.levels))
         meta = {"iteration": 0, "curve": [], "workload": args.workload, "seconds": 0.0}
         opt = Adam(params, cfg.lr)
-        if args.imitate_days > 0:
-            meta["imitation_accuracy"] = warm_start(params, train, args, rng)
-            save_checkpoint(path.with_name(f"{path.stem}-warm.npz"), params, opt, meta)
+    stop = StopRequest()
+    if meta["iteration"] == 0 and args.imitate_days > 0 and not path.exists():
+        meta["imitation_accuracy"] = warm_start(params, train, args, rng, stop)
+        meta["rng"] = rng.bit_generator.state
+        save_checkpoint(path.with_name(f"{path.stem}-warm.npz"), params, opt, meta)
+        save_checkpoint(path, params, opt, meta)
     print(f"{args.workload}: {len(train)} training days, {len(test)} test days held out")
-    began, prior_s = time.perf_counter(), float(meta["seconds"])
+    prior_s = float(meta["seconds"])
     bar = tqdm(total=args.iterations, initial=meta["iteration"], desc="iterations", unit="it")
-    with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
-        while meta["iteration"] < args.iterations:
+    try:
+        _train(params, opt, meta, path, train, stop, args, rng, bar)
+    finally:
+        stop.restore()
+        bar.close()
+    if stop.signal:
+        print(f"stopped by {stop.signal} after iteration {meta['iteration']} (checkpoint saved)")
+    plot_curve(meta["curve"], path.with_suffix(".png"), args.workload)
+    print(f"checkpoint {path}; learning curve {path.with_suffix('.png')}")
+    print(f"iterations {meta['iteration']}; wall s this run {meta['seconds'] - prior_s:.1f}")
+    return 0
+
+
+def _train(
+    params: Params, opt: Adam, meta: dict[str, Any], path: Path, train: list[Day],
+    stop: StopRequest, args: argparse.Namespace, rng: np.random.Generator, bar: tqdm,
+) -> None:  # fmt: skip
+    """PPO iterations until the budget or a stop request; a checkpoint after each one."""
+    cfg = PpoConfig(lr=args.lr, entropy_coef=args.entropy, target_kl=args.target_kl)
+    began, prior_s = time.perf_counter(), float(meta["seconds"])
+    workers = max(1, args.workers)
+    with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_signals) as pool:
+        while meta["iteration"] < args.iterations and stop.signal is None:
             if (time.perf_counter() - began) / 60 >= args.minutes:
                 print(f"time budget of {args.minutes} minutes reached")
                 break
@@ -132,7 +216,8 @@ def run(args: argparse.Namespace) -> int:
                 key: np.concatenate([getattr(r, key) for r in rollouts])
                 for key in ("obs", "act", "logp", "adv", "ret")
             }
-            stats = ppo_update(params, opt, batch, cfg, rng)
+            critic_only = meta["iteration"] < args.critic_iterations
+            stats = ppo_update(params, opt, batch, cfg, rng, ("wv", "bv") if critic_only else ())
             meta["iteration"] += 1
             meta["curve"].append(
                 {
@@ -149,11 +234,6 @@ def run(args: argparse.Namespace) -> int:
             save_checkpoint(path, params, opt, meta)
             bar.set_postfix(ret=f"{meta['curve'][-1]['return']:.1f}")
             bar.update()
-    bar.close()
-    plot_curve(meta["curve"], path.with_suffix(".png"), args.workload)
-    print(f"checkpoint {path}; learning curve {path.with_suffix('.png')}")
-    print(f"iterations {meta['iteration']}; wall s this run {time.perf_counter() - began:.1f}")
-    return 0
 
 
 def plot_curve(curve: list[dict[str, float]], png: Path, title: str) -> None:

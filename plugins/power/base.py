@@ -58,14 +58,17 @@ class PowerPolicy(Policy):
         awake = [i for i, m in enumerate(view.machines) if m.state == "idle"]
         reserved = set((sleeping + awake)[: max(0, decision.reserve)])
         expires = now + LIVE_ADVICE_S
-        jobs_wait = len(cluster.queue_cores) > 0
+        ready = [i for i in awake if i not in reserved and i not in decision.switch_off]
+        # wake only the sleeping machines the waiting jobs need beyond the awake free ones
+        wanted = max(0, len(cluster.queue_cores) - len(ready))
+        wake = set([i for i in sleeping if i not in reserved][:wanted])
         advice = Advice()
         for i, name in enumerate(names):
             if i in reserved:
                 power, hold = PowerAdvice.RESERVE_OFF, True
             elif i in decision.switch_off:
                 power, hold = PowerAdvice.MAY_SLEEP, False
-            elif i in sleeping and jobs_wait:
+            elif i in wake:
                 power, hold = PowerAdvice.WAKE, False
             else:
                 power, hold = PowerAdvice.ON, False

@@ -23,6 +23,9 @@ class PpoConfig:
     entropy_coef: float = 0.003
     reward_scale: float = 0.1
     """Rewards are scaled so that state values stay of order one for the shared trunk."""
+    target_kl: float = 0.0
+    """Stop an update's epochs once a minibatch's KL from the acting policy exceeds 1.5x this
+    (0: never); keeps a warm-started actor from drifting far in one update."""
 
 
 def init_params(
@@ -103,6 +106,7 @@ def gradients(
         "surrogate": float(surrogate.mean()),
         "value_loss": float(((value - ret) ** 2).mean()),
         "entropy": float(entropy.mean()),
+        "kl": float(np.mean(old_logp - taken)),
     }
     return g, stats
 
@@ -133,9 +137,12 @@ class Adam:
 
 def ppo_update(
     params: Params, opt: Adam, batch: dict[str, np.ndarray], cfg: PpoConfig,
-    rng: np.random.Generator,
+    rng: np.random.Generator, heads: tuple[str, ...] = (),
 ) -> dict[str, float]:  # fmt: skip
-    """K epochs of minibatch Adam steps on the clipped objective; advantages normalised."""
+    """K epochs of minibatch Adam steps on the clipped objective; advantages normalised.
+
+    ``heads`` limits the step to those parameters: ("wv", "bv") fits only the critic's head on
+    the frozen trunk, a pre-training that leaves a cloned actor exactly as it is."""
     adv = batch["adv"]
     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     n = len(adv)
@@ -148,25 +155,29 @@ def ppo_update(
                 params, batch["obs"][i], batch["act"][i], batch["logp"][i], adv[i],
                 batch["ret"][i], cfg,
             )  # fmt: skip
-            opt.step(params, grads)
+            opt.step(params, {k: grads[k] for k in heads} if heads else grads)
+            if cfg.target_kl and stats["kl"] > 1.5 * cfg.target_kl:
+                return stats
     return stats
 
 
 def imitate(
     params: Params, obs: np.ndarray, act: np.ndarray, epochs: int, cfg: PpoConfig,
-    rng: np.random.Generator,
+    rng: np.random.Generator, balance: float = 1.0,
 ) -> float:  # fmt: skip
     """Behaviour cloning of a teacher's actions (cross-entropy on the actor head), a warm start;
     returns the balanced accuracy.
 
     With the old policy equal to the current one, eq. 7's gradient is that of -w log pi(a|s) for
-    an advantage w; w weighs each class by its rarity, since the teacher's rare actions (release
-    now) matter most. Only the actor learns here; PPO then trains the critic along with it.
+    an advantage w; w weighs each class by its rarity to the power ``balance`` (1: classes count
+    equally, 0: plain cloning), since the teacher's rare actions (release now) matter most.
+    Only the actor learns here; PPO then trains the critic along with it.
     """
     teacher = PpoConfig(value_coef=0.0, entropy_coef=0.0, minibatch=cfg.minibatch, lr=cfg.lr)
     opt = Adam(params, cfg.lr)
     counts = np.bincount(act)
-    weight = len(act) / (np.count_nonzero(counts) * counts[act])
+    weight = (len(act) / (np.count_nonzero(counts) * counts[act])) ** balance
+    weight /= weight.mean()
     zeros = np.zeros(len(act))
     for _ in range(epochs):
         order = rng.permutation(len(act))

@@ -50,15 +50,25 @@ def run_day(params: Params, jobs: Workload, seed: int, cfg: PpoConfig) -> Rollou
     )  # fmt: skip
 
 
-def teacher_day(jobs: Workload, levels: int) -> tuple[np.ndarray, np.ndarray]:
+def teacher_day(
+    jobs: Workload, levels: int, student: Params | None = None, graded: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Observations and OR*'s choices on one training day, as action levels for a warm start.
 
     OR* either holds every off node (level ``levels``) or releases some for a job at its deadline
-    (level 0: release, the scheduler then wakes only what the first job needs).
+    (level 0: release, the scheduler then wakes only what the first job needs). ``graded`` labels
+    a release with the largest level that still releases what OR* does (reserve // step), so
+    the clone keeps the other jobs waiting as OR* does instead of letting all of them start.
+    With ``student`` weights the greedy student drives the day and OR* only labels the states
+    it visits (DAgger), so the clone also learns to recover from its own mistakes.
     """
     teacher = OrOraclePolicy(PolicyContext({}))
     episode = DayEpisode(jobs)
     teacher.bind_oracle(EpisodeOracle(episode))
+    driver = None
+    if student is not None:
+        driver = OrPpoPolicy(PolicyContext({}))
+        driver.params = student
     history = History()
     obs, act = [], []
     while not episode.done:
@@ -66,6 +76,9 @@ def teacher_day(jobs: Workload, levels: int) -> tuple[np.ndarray, np.ndarray]:
         decision = teacher.decide(view)
         obs.append(history.push(view).astype(np.float32))
         off_like = view.count(OFF) + view.count(SWITCHING_OFF) + len(decision.switch_off)
-        act.append(levels if decision.reserve >= off_like else 0)
-        episode.step(decision)
+        if decision.reserve >= off_like:
+            act.append(levels)
+        else:
+            act.append(decision.reserve * levels // view.nodes if graded else 0)
+        episode.step(decision if driver is None else driver.decide(view))
     return np.array(obs), np.array(act)

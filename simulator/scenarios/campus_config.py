@@ -11,29 +11,21 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from simulator.scenarios.campus_job_config import JobModel, parse_job_model
 from simulator.scenarios.config_checks import (
     DAY_NAMES,
-    clock,
+    LogNormal,
     date_value,
     fail,
     hourly_shape,
     integer,
+    lognormal,
     mapping,
     number,
     week_hours,
 )
 
 DAY_KINDS = ("vacation", "term", "exams", "closure")
-
-
-@dataclass(frozen=True, slots=True)
-class LogNormal:
-    """A lognormal given by its median and log-space sigma, clipped to ``[lo, hi]``."""
-
-    median: float
-    sigma: float
-    lo: float
-    hi: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,36 +76,6 @@ class OwnerModel:
 
 
 @dataclass(frozen=True, slots=True)
-class Burst:
-    date: dt.date
-    jobs: int
-    user: str
-    batches: int
-    start_hour: float
-    end_hour: float
-    runtime_median_minutes: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class JobModel:
-    per_year: int
-    users: int
-    user_zipf: float
-    batch_size: LogNormal
-    submit_spacing_seconds: float
-    hourly_shape: tuple[float, ...]
-    runtime_minutes: LogNormal
-    runtime_user_sigma: float
-    runtime_job_sigma: float
-    never_finish_fraction: float
-    remove_delay_hours: LogNormal
-    bursts: tuple[Burst, ...]
-    runtime_size_exponent: float = 0.0
-    replicable_fraction: float = 0.0
-    """Share of jobs the replica policies may run as several replicas (paper 003 sec. 5)."""
-
-
-@dataclass(frozen=True, slots=True)
 class CampusConfig:
     year_start: dt.datetime
     machine_types: dict[str, MachineType]
@@ -122,15 +84,6 @@ class CampusConfig:
     calendar: Calendar
     owners: OwnerModel
     jobs: JobModel
-
-
-def _lognormal(raw: Any, path: str) -> LogNormal:
-    m = mapping(raw, path, ("median", "sigma", "min", "max"))
-    lo, hi = number(m["min"], f"{path}.min"), number(m["max"], f"{path}.max", lo_open=True)
-    if lo > hi:
-        raise fail(f"{path}.max", f"must be >= min ({lo})", hi)
-    median = number(m["median"], f"{path}.median", lo_open=True)
-    return LogNormal(median, number(m["sigma"], f"{path}.sigma"), lo, hi)
 
 
 def _watts(raw: Any, path: str) -> tuple[float, float]:
@@ -181,74 +134,12 @@ def _owners(raw: Any, path: str) -> OwnerModel:
         weekday_factors=tuple(number(wf[d], f"{path}.weekday_factors.{d}") for d in DAY_NAMES),
         day_factors={k: number(df[k], f"{path}.day_factors.{k}") for k in DAY_KINDS},
         daily_noise_sigma=number(m["daily_noise_sigma"], f"{path}.daily_noise_sigma", hi=2.0),
-        session_minutes=_lognormal(m["session_minutes"], f"{path}.session_minutes"),
+        session_minutes=lognormal(m["session_minutes"], f"{path}.session_minutes"),
         class_attendance=number(c["attendance"], f"{path}.classes.attendance", hi=1.0),
         class_hours=tuple(integer(h, f"{path}.classes.hours[{i}]", 1) for i, h in enumerate(hours)),
         class_late_minutes=number(c["late_minutes"], f"{path}.classes.late_minutes", hi=60),
         class_early_leave_minutes=number(
             c["early_leave_minutes"], f"{path}.classes.early_leave_minutes", hi=60
-        ),
-    )
-
-
-def _burst(raw: Any, p: str, users: int) -> Burst:
-    bm = mapping(raw, p, ("date", "jobs", "user", "batches", "from", "to"), ("runtime_minutes",))
-    if bm["user"] not in [f"user{k:02d}" for k in range(1, users + 1)]:
-        raise fail(f"{p}.user", f"must be one of user01..user{users:02d}", bm["user"])
-    a, z = clock(str(bm["from"]), f"{p}.from"), clock(str(bm["to"]), f"{p}.to")
-    if a >= z:
-        raise fail(f"{p}.to", "must be after from", bm["to"])
-    jobs, batches = integer(bm["jobs"], f"{p}.jobs", 1), integer(bm["batches"], f"{p}.batches", 1)
-    runtime = bm.get("runtime_minutes")
-    median = None if runtime is None else number(runtime, f"{p}.runtime_minutes", 0.0, 1440, True)
-    day = date_value(bm["date"], f"{p}.date")
-    return Burst(day, jobs, bm["user"], batches, a / 3600, z / 3600, median)
-
-
-def _jobs(raw: Any, path: str, year: int) -> JobModel:
-    keys = ("per_year", "users", "user_zipf", "batch_size", "submit_spacing_seconds")
-    more = ("hourly_shape", "runtime_minutes", "never_finish_fraction", "remove_delay_hours")
-    m = mapping(
-        raw, path, (*keys, *more, "bursts"), ("runtime_size_exponent", "replicable_fraction")
-    )
-    rt = mapping(m["runtime_minutes"], f"{path}.runtime_minutes", ("median", "sigma", "min", "max"))
-    rt = {
-        **rt,
-        "sigma": mapping(rt["sigma"], f"{path}.runtime_minutes.sigma", ("user", "batch", "job")),
-    }
-    sig = {k: number(v, f"{path}.runtime_minutes.sigma.{k}") for k, v in rt["sigma"].items()}
-    runtime = _lognormal({**rt, "sigma": sig["batch"]}, f"{path}.runtime_minutes")
-    if runtime.hi > 1440:
-        raise fail(
-            f"{path}.runtime_minutes.max", "must be <= 1440 (no job runs over 24 h)", runtime.hi
-        )
-    users = integer(m["users"], f"{path}.users", 1)
-    bursts = [_burst(b, f"{path}.bursts[{i}]", users) for i, b in enumerate(m["bursts"] or [])]
-    per_year = integer(m["per_year"], f"{path}.per_year")
-    if sum(b.jobs for b in bursts if b.date.year == year) > per_year:
-        raise fail(f"{path}.bursts", "burst jobs in the year exceed jobs.per_year", per_year)
-    return JobModel(
-        per_year=per_year,
-        users=users,
-        user_zipf=number(m["user_zipf"], f"{path}.user_zipf"),
-        batch_size=_lognormal(m["batch_size"], f"{path}.batch_size"),
-        submit_spacing_seconds=number(
-            m["submit_spacing_seconds"], f"{path}.submit_spacing_seconds"
-        ),
-        hourly_shape=hourly_shape(m["hourly_shape"], f"{path}.hourly_shape"),
-        runtime_minutes=runtime,
-        runtime_user_sigma=sig["user"],
-        runtime_job_sigma=sig["job"],
-        never_finish_fraction=number(
-            m["never_finish_fraction"], f"{path}.never_finish_fraction", hi=1
-        ),
-        remove_delay_hours=_lognormal(m["remove_delay_hours"], f"{path}.remove_delay_hours"),
-        bursts=tuple(bursts),
-        runtime_size_exponent=number(
-            m.get("runtime_size_exponent", 0.0), f"{path}.runtime_size_exponent", 0.0, 2.0
-        ),
-        replicable_fraction=number(
-            m.get("replicable_fraction", 0.0), f"{path}.replicable_fraction", 0.0, 1.0
         ),
     )
 
@@ -310,5 +201,5 @@ def parse_campus_config(raw: Any) -> CampusConfig:
         clusters=tuple(clusters),
         calendar=calendar,
         owners=_owners(m["owners"], "owners"),
-        jobs=_jobs(m["jobs"], "jobs", start.year),
+        jobs=parse_job_model(m["jobs"], "jobs", start.year),
     )

@@ -12,7 +12,8 @@ import datetime as dt
 
 import numpy as np
 
-from simulator.scenarios.campus_config import JobModel, LogNormal
+from simulator.scenarios.campus_job_config import JobModel
+from simulator.scenarios.config_checks import LogNormal
 from simulator.trace_model import DAY, Jobs
 
 HOUR = 3600.0

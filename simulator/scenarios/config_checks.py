@@ -7,6 +7,7 @@ the YAML is the only one who can fix a value, so each message says where it is a
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -106,3 +107,23 @@ def week_hours(raw: Any, path: str) -> tuple[tuple[float, float] | None, ...]:
         for d in day_indices(str(key), kpath):
             days[d] = (a, b)
     return tuple(days)
+
+
+@dataclass(frozen=True, slots=True)
+class LogNormal:
+    """A lognormal given by its median and log-space sigma, clipped to ``[lo, hi]``."""
+
+    median: float
+    sigma: float
+    lo: float
+    hi: float
+
+
+def lognormal(raw: Any, path: str) -> LogNormal:
+    """A ``{median, sigma, min, max}`` mapping at ``path`` as a ``LogNormal``."""
+    m = mapping(raw, path, ("median", "sigma", "min", "max"))
+    lo, hi = number(m["min"], f"{path}.min"), number(m["max"], f"{path}.max", lo_open=True)
+    if lo > hi:
+        raise fail(f"{path}.max", f"must be >= min ({lo})", hi)
+    median = number(m["median"], f"{path}.median", lo_open=True)
+    return LogNormal(median, number(m["sigma"], f"{path}.sigma"), lo, hi)

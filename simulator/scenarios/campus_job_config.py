@@ -35,6 +35,15 @@ class Burst:
 
 
 @dataclass(frozen=True, slots=True)
+class AdminRemoval:
+    """Broken batches nobody watches: the administrator kills them after days, not hours."""
+
+    share: float
+    """Share of the broken batches (the rest follow ``remove_delay_hours``)."""
+    hours: LogNormal
+
+
+@dataclass(frozen=True, slots=True)
 class JobModel:
     per_year: int
     users: int
@@ -51,6 +60,7 @@ class JobModel:
     runtime_size_exponent: float = 0.0
     replicable_fraction: float = 0.0
     """Share of jobs the replica policies may run as several replicas (paper 003 sec. 5)."""
+    admin_remove: AdminRemoval | None = None
 
 
 def _burst(raw: Any, p: str, users: int) -> Burst:
@@ -71,9 +81,8 @@ def parse_job_model(raw: Any, path: str, year: int) -> JobModel:
     """The ``jobs`` mapping at ``path``; bursts must fit in ``per_year`` of ``year``."""
     keys = ("per_year", "users", "user_zipf", "batch_size", "submit_spacing_seconds")
     more = ("hourly_shape", "runtime_minutes", "never_finish_fraction", "remove_delay_hours")
-    m = mapping(
-        raw, path, (*keys, *more, "bursts"), ("runtime_size_exponent", "replicable_fraction")
-    )
+    optional = ("runtime_size_exponent", "replicable_fraction", "admin_remove")
+    m = mapping(raw, path, (*keys, *more, "bursts"), optional)
     rt = mapping(m["runtime_minutes"], f"{path}.runtime_minutes", ("median", "sigma", "min", "max"))
     rt = {
         **rt,
@@ -113,4 +122,12 @@ def parse_job_model(raw: Any, path: str, year: int) -> JobModel:
         replicable_fraction=number(
             m.get("replicable_fraction", 0.0), f"{path}.replicable_fraction", 0.0, 1.0
         ),
+        admin_remove=None if m.get("admin_remove") is None else _admin(m, f"{path}.admin_remove"),
+    )
+
+
+def _admin(m: dict[str, Any], p: str) -> AdminRemoval:
+    am = mapping(m["admin_remove"], p, ("share", "hours"))
+    return AdminRemoval(
+        number(am["share"], f"{p}.share", 0.0, 1.0), lognormal(am["hours"], f"{p}.hours")
     )

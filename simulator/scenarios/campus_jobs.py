@@ -97,6 +97,10 @@ def generate_jobs(
     broken_n = np.zeros(len(sizes), dtype=np.int64)
     broken_n[cand] = np.clip(quota - before, 0, sizes[cand])
     delay = _lognormal(model.remove_delay_hours, len(sizes), rng) * HOUR
+    if model.admin_remove is not None:  # drawn only when configured: other traces stay as they were
+        admin = rng.random(len(sizes)) < model.admin_remove.share
+        late = _lognormal(model.admin_remove.hours, len(sizes), rng) * HOUR
+        delay = np.where(admin, late, delay)
 
     n = int(sizes.sum())
     batch = np.repeat(np.arange(len(sizes)), sizes)

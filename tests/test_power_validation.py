@@ -50,7 +50,16 @@ def test_training_and_selection_never_play_a_test_day(
     monkeypatch.setattr(episode.DayEpisode, "__init__", recording_init)
     common = ["train-power", "hpc2n", "--data-dir", data, "--out", str(tmp_path), "--workers", "1"]
     common += ["--val-stride", "13", "--val-interval", "1"]
-    warm = ["--iterations", "0", "--imitate-days", "2", "--dagger-rounds", "1", "--dagger-days", "1"]
+    warm = [
+        "--iterations",
+        "0",
+        "--imitate-days",
+        "2",
+        "--dagger-rounds",
+        "1",
+        "--dagger-days",
+        "1",
+    ]
     assert main(common + warm) == 0  # with one worker the warm start and validation run here
     by_id = {id(d.jobs): i for i, d in enumerate(train)}
     assert not {id(d.jobs) for d in test} & set(played)

@@ -4,6 +4,7 @@ candidate with the least validation waste."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -82,3 +83,9 @@ def test_training_and_selection_never_play_a_test_day(
     assert shipped_meta["selected"] == best["label"]
     assert np.isfinite(shipped["w1"]).all()
     assert validation.DayEpisode is episode.DayEpisode
+    table = ["experiment", "power-table", "--workloads", "hpc2n", "--max-days", "1", "--workers"]
+    table += ["1", "--data-dir", data, "--out", str(tmp_path / "t"), "--agents", str(tmp_path)]
+    assert main(table) == 0
+    with open(tmp_path / "t" / "days.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["policy"] for r in rows} >= {"DS", "DS-bc", "DS-last"}  # shipped, warm, last

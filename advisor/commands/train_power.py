@@ -194,7 +194,10 @@ def run(args: argparse.Namespace) -> int:
     if meta["iteration"] == 0 and args.imitate_days > 0 and not path.exists():
         offer = lambda label: validation.offer(label, params, opt, meta)  # noqa: E731
         stopped = lambda: stop.signal is not None  # noqa: E731
+        began = time.perf_counter()
         meta["imitation_accuracy"] = warm_start(params, fit, args, rng, stopped, offer)
+        meta["warm_seconds"] = time.perf_counter() - began
+        print(f"warm start (with its validations) took {meta['warm_seconds']:.1f} s")
         if validation.path.exists():  # continue from the warm round chosen on validation
             params.update(load_checkpoint(validation.path)[0])
         meta["rng"] = rng.bit_generator.state

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from advisor.commands.power_curve import plot_curve
 from advisor.commands.power_warm_start import warm_start
 from advisor.parallel import run_parallel
 from plugins.power.features import HISTORY, OBSERVATION_SIZE
@@ -214,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     if stop.signal:
         print(f"stopped by {stop.signal} after iteration {meta['iteration']} (checkpoint saved)")
-    plot_curve(meta["curve"], path.with_suffix(".png"), args.workload)
+    plot_curve(meta["curve"], path.with_suffix(".png"), args.workload, meta.get("validation"))
     print(f"checkpoint {path}; learning curve {path.with_suffix('.png')}")
     if validation.selector is not None:
         print(f"shipped agent {validation.path}: {meta['validation']['best']['label']}")
@@ -269,29 +270,3 @@ def _train(
             save_checkpoint(path, params, opt, meta)
             bar.set_postfix(ret=f"{meta['curve'][-1]['return']:.1f}")
             bar.update()
-
-
-def plot_curve(curve: list[dict[str, float]], png: Path, title: str) -> None:
-    """Episode return and daily waste per iteration, with a 10-iteration moving average."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if not curve:
-        return
-    it = [c["iteration"] for c in curve]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    for ax, key, label in zip(
-        axes, ("return", "waste_kj"), ("episode return", "waste kJ/day"), strict=False
-    ):
-        y = np.array([c[key] for c in curve])
-        ax.plot(it, y, alpha=0.3)
-        k = min(10, len(y))
-        ax.plot(it[k - 1 :], np.convolve(y, np.ones(k) / k, mode="valid"))
-        ax.set_xlabel("iteration")
-        ax.set_ylabel(label)
-    fig.suptitle(f"or-ppo learning curve, {title} (training days)")
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)

@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"stopped by {stop.signal} after iteration {meta['iteration']} (checkpoint saved)")
     plot_curve(meta["curve"], path.with_suffix(".png"), args.workload, meta.get("validation"))
     print(f"checkpoint {path}; learning curve {path.with_suffix('.png')}")
-    if validation.selector is not None:
+    if "best" in (meta.get("validation") or {}):  # nothing validated yet: no agent chosen
         print(f"shipped agent {validation.path}: {meta['validation']['best']['label']}")
     print(f"iterations {meta['iteration']}; wall s this run {meta['seconds'] - prior_s:.1f}")
     return 0

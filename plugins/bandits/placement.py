@@ -149,14 +149,14 @@ class PlacementBandit(Policy):
         # jobs arrived or the hour (the state) turned; otherwise the last draw stands. A machine
         # re-advised only because its advice lapsed changes nothing (and must not add a draw,
         # or eq. 6 explores once per advice lifetime rather than per decision).
-        newly_free = [mv.name for mv in view.machines if mv.name not in free]
+        readvise = {mv.name for mv in view.machines}
+        newly_free = [mv.name for mv in view.machines if mv.name not in free.since]
         for name in newly_free:
             free.free(name, now)
         slot = self._state(now, 0)[0]
         fresh = bool(newly_free or view.new_jobs) or slot != self.slot
         self.slot = slot
         touched: set[str] = set()
-        readvise = {mv.name for mv in view.machines}
         for k, idle in enumerate(view.idle_jobs_by_prior_hours):
             if not (idle and fresh):
                 continue
@@ -175,18 +175,23 @@ class PlacementBandit(Policy):
                 self.shared.pop(action, None)
                 readvise.update(free.members.get(action, ()))
         # sorted: the negotiator files machines in this order, and str hashes vary by process
-        return Advice(machines={name: self._advice_for(name) for name in sorted(readvise)})
+        advice: dict[str, MachineAdvice] = {}
+        probed, action_of, shared = set(self.explore.values()), self.action_of, self.shared
+        for name in sorted(readvise):
+            if name in probed:
+                advice[name] = self._explored(name)
+                continue
+            action = action_of[name]
+            adv = shared.get(action)
+            if adv is None:
+                adv = shared[action] = self._interned(self.rows[action])
+            advice[name] = adv
+        return Advice(machines=advice)
 
-    def _advice_for(self, machine: str) -> MachineAdvice:
+    def _explored(self, machine: str) -> MachineAdvice:
         """The machine's action row, with the top rank for classes exploring on this machine."""
         action = self.action_of[machine]
-        explore = self.explore
-        if not (explore and machine in explore.values()):
-            adv = self.shared.get(action)
-            if adv is None:
-                adv = self.shared[action] = self._interned(self.rows[action])
-            return adv
-        probes = [k for k, m in explore.items() if m == machine]
+        probes = [k for k, m in self.explore.items() if m == machine]
         row = tuple(EXPLORE_RANK if k in probes else r for k, r in enumerate(self.rows[action]))
         return self._interned(row)
 

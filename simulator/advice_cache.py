@@ -1,8 +1,9 @@
 """The advice the negotiator currently sees per machine, with its publication time and expiry.
 
 Only non-neutral advice is stored: a missing entry *is* the neutral advice, exactly as a missing or
-expired attribute is in a live pool. Advice without its own ``expires`` lapses a fixed lifetime after
-it is stored, so those lapses queue up in time order (a deque); only explicit expiries need a heap.
+expired attribute is in a live pool. Advice without its own ``expires`` lapses a fixed lifetime
+after it is stored, so those lapses queue up in time order (a deque); only explicit expiries need
+a heap.
 """
 
 from __future__ import annotations

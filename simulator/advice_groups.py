@@ -55,9 +55,7 @@ class AdviceGroups:
         self._by_value = {advice: vid for vid, (advice, _) in self.groups.items()}
         self._by_object = {id(advice): (vid, advice) for advice, vid in self._by_value.items()}
 
-    def refile(
-        self, machines: list[int], advice: list[MachineAdvice], other: IndexedSet
-    ) -> None:
+    def refile(self, machines: list[int], advice: list[MachineAdvice], other: IndexedSet) -> None:
         """Machines re-advised, in order: file each member of the family under its advice and
         drop each member of the ``other`` family (it moved there: awake <-> asleep)."""
         family, others = self.family.live_keys(), other.live_keys()

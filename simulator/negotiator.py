@@ -140,7 +140,7 @@ class Negotiator:
         A view is reused while its machine's state and free time stay the same (views are
         frozen): an hourly lapse re-asks about most free machines unchanged."""
         pool, views = self.pool, self._view_of
-        awake, asleep = pool.free_awake, pool.sleeping
+        awake, asleep = pool.free_awake.live_keys(), pool.sleeping.live_keys()
         names, since = pool.names, pool.free_since
         machines, asked = [], []
         for m in stale:

@@ -65,6 +65,13 @@ class BanditAgent:
             return 0.0
         return found
 
+    def values_of(self, state: Hashable, actions: Sequence[Hashable]) -> list[float | None]:
+        """``value`` of each action, in one pass (a computer bandit has an action per machine)."""
+        known = self.values.get(state, {})
+        default = 0.0 if self.untried_zero else None
+        found = [known.get(a) for a in actions]
+        return [default if v is None else v for v in found]
+
     def epsilon_for(self, state: Hashable) -> float:
         """Sec. 4.4.2: high while a state is young, raised while its rewards trail the best."""
         stats = self.stats.get(state)

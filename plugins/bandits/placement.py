@@ -169,7 +169,7 @@ class PlacementBandit(Policy):
                 self.explore[k] = probe
             readvise.update(m for m in (old, probe) if m is not None and m in free)
         for action in touched:
-            row = tuple(col.get(action, -1.0) for col in self.columns)
+            row = tuple([col.get(action, -1.0) for col in self.columns])
             if row != self.rows[action]:
                 self.rows[action] = row
                 self.shared.pop(action, None)
@@ -212,7 +212,8 @@ class PlacementBandit(Policy):
         if not free.since or (self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)):
             return {}, None  # nothing to choose: the job just waits (no decision, no reward)
         state = self._state(now, k)
-        available = [a for a in self.actions if free.count(a)]
+        free_in = free.members
+        available = [a for a in self.actions if free_in.get(a)]
         if not self.options["prune_full"]:
             available = list(self.actions)
         actions = [*available, QUEUE]
@@ -229,8 +230,7 @@ class PlacementBandit(Policy):
             return {}, probe
         floor = agent.value(state, QUEUE)
         ranked = []
-        for a in available:
-            v = agent.value(state, a)
+        for a, v in zip(available, agent.values_of(state, available), strict=True):
             if a != greedy and v is not None and (floor is None or v > floor):
                 ranked.append((v, a))
         ranked.sort(key=lambda va: va[0])

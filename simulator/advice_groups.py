@@ -93,7 +93,8 @@ class AdviceGroups:
         if found is None:
             by_rank: dict[float, list[int]] = {}
             for key, (advice, _) in self.groups.items():
-                rank = advice.rank_for(k)
+                ranks = advice.rank_by_prior_hours  # advice.rank_for(k), without the call
+                rank = advice.rank if ranks is None else ranks[min(k, len(ranks) - 1)]
                 if not advice.hold and rank >= 0:
                     by_rank.setdefault(rank, []).append(key)
             found = self._levels[k] = [by_rank[r] for r in sorted(by_rank, reverse=True)]

@@ -14,6 +14,7 @@ object, so the negotiator ranks a few groups, not every machine.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import compress
 from typing import Any, ClassVar
 
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
@@ -161,8 +162,13 @@ class PlacementBandit(Policy):
             if not (idle and fresh):
                 continue
             column, probe = self._decide(k, now)
-            if column != self.columns[k]:
-                touched.update(column, self.columns[k])
+            last = self.columns[k]
+            if column != last:  # the actions whose class-k rank changed
+                touched.update(
+                    a
+                    for a in column.keys() | last.keys()
+                    if column.get(a, -1.0) != last.get(a, -1.0)
+                )
                 self.columns[k] = column
             old = self.explore.pop(k, None)
             if probe is not None:
@@ -212,8 +218,7 @@ class PlacementBandit(Policy):
         if not free.since or (self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)):
             return {}, None  # nothing to choose: the job just waits (no decision, no reward)
         state = self._state(now, k)
-        free_in = free.members
-        available = [a for a in self.actions if free_in.get(a)]
+        available = list(compress(self.actions, map(free.members.get, self.actions)))
         if not self.options["prune_full"]:
             available = list(self.actions)
         actions = [*available, QUEUE]

@@ -61,6 +61,9 @@ class FreeMachines:
         self._times.append(now)
         self._values.append(oldest)
 
+    def count(self, group: str) -> int:
+        return len(self.members.get(group, ()))
+
     def stayed_free(self, t0: float, until: float) -> bool:
         """Was some machine free at ``t0`` still free (the same free period) at ``until``?"""
         i = bisect_right(self._times, until) - 1

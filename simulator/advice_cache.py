@@ -1,14 +1,35 @@
 """The advice the negotiator currently sees per machine, with its publication time and expiry.
 
 Only non-neutral advice is stored: a missing entry *is* the neutral advice, exactly as a missing or
-expired attribute is in a live pool.
+expired attribute is in a live pool. Advice without its own ``expires`` lapses a fixed lifetime
+after it is stored, so those lapses queue up in time order (a deque); only explicit expiries need
+a heap.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections import deque
 
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice, PowerAdvice
+
+
+def is_neutral(advice: MachineAdvice | None) -> bool:
+    """``advice is None or advice == NEUTRAL_MACHINE_ADVICE``, without the dataclass ``__eq__``
+    (this runs for every machine advised, millions of times a year)."""
+    return (
+        advice is None
+        or advice is NEUTRAL_MACHINE_ADVICE
+        or (
+            advice.rank_by_prior_hours is None
+            and type(advice) is MachineAdvice
+            and advice.rank == 0.0
+            and not advice.hold
+            and advice.predicted_idle_s is None
+            and advice.power == PowerAdvice.ON
+            and advice.expires is None
+        )
+    )
 
 
 class AdviceCache:
@@ -16,32 +37,61 @@ class AdviceCache:
         self.lifetime_s = lifetime_s
         self.entries: dict[int, tuple[MachineAdvice, float]] = {}
         self._expiry: list[tuple[float, int, int]] = []
+        """Explicit expiries (a heap), and lapses in the order they fall due (a deque)."""
+        self._lapses: deque[tuple[float, int, int]] = deque()
         self._token: dict[int, int] = {}
 
-    def store(self, m: int, advice: MachineAdvice | None, now: float) -> None:
-        token = self._token.get(m, 0) + 1
-        self._token[m] = token
-        if advice is None or advice == NEUTRAL_MACHINE_ADVICE:
-            self.entries.pop(m, None)
-            return
-        self.entries[m] = (advice, now)
-        expires = advice.expires if advice.expires is not None else now + self.lifetime_s
-        heapq.heappush(self._expiry, (expires, m, token))
+    def store_all(
+        self, updates: list[tuple[int, MachineAdvice | None]], now: float
+    ) -> list[MachineAdvice]:
+        """``store`` each (machine, advice) in order; return the advice each now carries."""
+        entries, tokens, expiry, push = self.entries, self._token, self._expiry, heapq.heappush
+        lapses = self._lapses
+        lapse = now + self.lifetime_s
+        in_order = not lapses or lapses[-1][0] <= lapse
+        published = []
+        for m, advice in updates:
+            token = tokens.get(m, 0) + 1
+            tokens[m] = token
+            if is_neutral(advice):
+                entries.pop(m, None)
+                published.append(NEUTRAL_MACHINE_ADVICE)
+                continue
+            assert advice is not None
+            entries[m] = (advice, now)
+            if advice.expires is not None:
+                push(expiry, (advice.expires, m, token))
+            elif in_order:
+                lapses.append((lapse, m, token))
+            else:
+                push(expiry, (lapse, m, token))
+            published.append(advice)
+        return published
 
     def expire(self, now: float) -> list[int]:
-        """Drop advice whose time is up; return those machines (they need fresh advice)."""
-        lapsed = []
-        heap = self._expiry
+        """Drop advice whose time is up; return those machines (they need fresh advice), in
+        order of (expiry, machine)."""
+        due = []
+        tokens = self._token
+        heap, lapses, pop = self._expiry, self._lapses, heapq.heappop
         while heap and heap[0][0] <= now:
-            _, m, token = heapq.heappop(heap)
-            if self._token.get(m) == token:
-                self.entries.pop(m, None)
-                lapsed.append(m)
-        return lapsed
+            entry = pop(heap)
+            if tokens.get(entry[1]) == entry[2]:
+                due.append(entry)
+        while lapses and lapses[0][0] <= now:
+            entry = lapses.popleft()
+            if tokens.get(entry[1]) == entry[2]:
+                due.append(entry)
+        due.sort()
+        entries = self.entries
+        for _, m, _ in due:
+            entries.pop(m, None)
+        return [m for _, m, _ in due]
 
     def next_expiry(self) -> float | None:
         """When the earliest stored advice lapses (it may since have been replaced)."""
-        return self._expiry[0][0] if self._expiry else None
+        first = [queue[0][0] for queue in (self._expiry, self._lapses) if queue]
+        return min(first) if first else None
 
     def get(self, m: int) -> MachineAdvice:
         entry = self.entries.get(m)

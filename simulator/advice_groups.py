@@ -7,6 +7,9 @@ not grow with the number of free machines. Groups are keyed by the advice's valu
 identity, so a policy restored from a snapshot (new but equal objects) files machines exactly as
 the uninterrupted one did. Members are dropped lazily: a member that is no longer
 free in its family (awake or asleep) is discarded when it is drawn.
+
+A value is hashed once per advice object: each object seen is mapped (by identity) to the small
+int naming its value, so the millions of re-filings in a year compare ints, not dataclasses.
 """
 
 from __future__ import annotations
@@ -16,48 +19,82 @@ import random
 from plugins.advice import MachineAdvice
 from simulator.indexed_set import IndexedSet
 
+KNOWN_OBJECTS = 20_000
+"""Advice objects remembered by identity before the memory is trimmed to the live groups."""
+
 
 class AdviceGroups:
     def __init__(self, family: IndexedSet, rand: random.Random) -> None:
         self.family = family
         self.rand = rand
-        self.groups: dict[MachineAdvice, tuple[MachineAdvice, IndexedSet]] = {}
-        self.key_of: dict[int, MachineAdvice] = {}
-        self._levels: dict[int, list[list[MachineAdvice]]] = {}
+        self.groups: dict[int, tuple[MachineAdvice, IndexedSet]] = {}
+        """Per value id, the advice that opened the group and its members (in filing order)."""
+        self.key_of: dict[int, int] = {}
+        self._levels: dict[int, list[list[int]]] = {}
+        self._by_object: dict[int, tuple[int, MachineAdvice]] = {}
+        """``id(advice)`` -> (value id, advice); holding the advice keeps its ``id`` unique."""
+        self._by_value: dict[MachineAdvice, int] = {}
+        self._next_id = 0
 
-    def assign(self, m: int, advice: MachineAdvice) -> None:
-        key = advice
-        old = self.key_of.get(m)
-        if old is not None:
-            if old is key or old == key:
-                return  # re-advised alike (a lapse): already filed under it
-            self._leave(m, old)
-        self.key_of[m] = key
-        group = self.groups.get(key)
-        if group is None:
-            group = self.groups[key] = (advice, IndexedSet())
-            self._levels.clear()
-        group[1].add(m)
+    def value_id(self, advice: MachineAdvice) -> int:
+        """The same int for equal advice (for as long as a group of that value lives)."""
+        known = self._by_object.get(id(advice))
+        if known is not None:
+            return known[0]
+        vid = self._by_value.get(advice)
+        if vid is None:
+            if len(self._by_object) > KNOWN_OBJECTS:
+                self._trim()
+            vid = self._by_value[advice] = self._next_id
+            self._next_id += 1
+        self._by_object[id(advice)] = (vid, advice)
+        return vid
 
-    def drop(self, m: int) -> None:
-        old = self.key_of.pop(m, None)
-        if old is not None:
-            self._leave(m, old)
+    def _trim(self) -> None:
+        """Forget values no group carries now (a later equal value opens a new group anyway)."""
+        self._by_value = {advice: vid for vid, (advice, _) in self.groups.items()}
+        self._by_object = {id(advice): (vid, advice) for advice, vid in self._by_value.items()}
 
-    def _leave(self, m: int, key: MachineAdvice) -> None:
+    def refile(self, machines: list[int], advice: list[MachineAdvice], other: IndexedSet) -> None:
+        """Machines re-advised, in order: file each member of the family under its advice and
+        drop each member of the ``other`` family (it moved there: awake <-> asleep)."""
+        family, others = self.family.live_keys(), other.live_keys()
+        key_of, groups = self.key_of, self.groups
+        for m, adv in zip(machines, advice, strict=True):
+            if m in family:
+                known = self._by_object.get(id(adv))
+                key = self.value_id(adv) if known is None else known[0]
+                old = key_of.get(m)
+                if old == key:
+                    continue  # re-advised alike (a lapse): already filed under it
+                if old is not None:
+                    self._leave(m, old)
+                key_of[m] = key
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = (adv, IndexedSet())
+                    self._levels.clear()
+                group[1].add(m)
+            elif m in others:
+                old = key_of.pop(m, None)
+                if old is not None:
+                    self._leave(m, old)
+
+    def _leave(self, m: int, key: int) -> None:
         members = self.groups[key][1]
         members.discard(m)
         if not members:
             del self.groups[key]
             self._levels.clear()
 
-    def levels(self, k: int) -> list[list[MachineAdvice]]:
+    def levels(self, k: int) -> list[list[int]]:
         """Group keys for class k by rank, best first; held and negative ranks left out."""
         found = self._levels.get(k)
         if found is None:
-            by_rank: dict[float, list[MachineAdvice]] = {}
+            by_rank: dict[float, list[int]] = {}
             for key, (advice, _) in self.groups.items():
-                rank = advice.rank_for(k)
+                ranks = advice.rank_by_prior_hours  # advice.rank_for(k), without the call
+                rank = advice.rank if ranks is None else ranks[min(k, len(ranks) - 1)]
                 if not advice.hold and rank >= 0:
                     by_rank.setdefault(rank, []).append(key)
             found = self._levels[k] = [by_rank[r] for r in sorted(by_rank, reverse=True)]
@@ -65,9 +102,10 @@ class AdviceGroups:
 
     def pick(self, k: int) -> int | None:
         """A random free member of the best group for class k (None: no machine takes it)."""
+        groups = self.groups
         for level in self.levels(k):
             while True:
-                sizes = [len(self.groups[key][1]) if key in self.groups else 0 for key in level]
+                sizes = [len(groups[key][1]) if key in groups else 0 for key in level]
                 total = sum(sizes)
                 if total == 0:
                     break
@@ -77,13 +115,13 @@ class AdviceGroups:
                     r -= sizes[i]
                     i += 1
                 key = level[i]
-                m = self.groups[key][1].at(r)
+                m = groups[key][1].at(r)
                 if m in self.family and self.key_of.get(m) == key:
                     return m
                 self._forget(m, key)
         return None
 
-    def _forget(self, m: int, key: MachineAdvice) -> None:
+    def _forget(self, m: int, key: int) -> None:
         if self.key_of.get(m) == key:
             del self.key_of[m]
         self._leave(m, key)

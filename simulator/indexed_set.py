@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, KeysView
 
 import numpy as np
 
@@ -32,6 +32,10 @@ class IndexedSet:
 
     def __contains__(self, item: object) -> bool:
         return item in self._pos
+
+    def live_keys(self) -> KeysView[int]:
+        """The members as a live view: membership tests on it skip a Python call (hot loops)."""
+        return self._pos.keys()
 
     def __len__(self) -> int:
         return len(self._items)

@@ -61,6 +61,7 @@ class Negotiator:
         self.matches = 0
         rand = random.Random(repr(rng.bit_generator.state))  # draws nothing from rng
         self.groups = (AdviceGroups(pool.free_awake, rand), AdviceGroups(pool.sleeping, rand))
+        self._view_of: dict[int, MachineView] = {}
         self.advise_s = array("d")
         """Wall time of every ``advise`` call (the decision latency ``bench`` reports)."""
 
@@ -111,13 +112,7 @@ class Negotiator:
         pool, book, cache = self.pool, self.book, self.cache
         stale = pool.changed
         stale.update(cache.expire(now))
-        names, since = pool.names, pool.free_since
-        machines = []
-        for m in stale:
-            if m in pool.free_awake:
-                machines.append(MachineView(names[m], "idle", since[m]))
-            elif m in pool.sleeping:
-                machines.append(MachineView(names[m], "sleep", since[m]))
+        machines, asked = self._views(stale)
         pool.changed = set()
         view = PoolView(
             machines=machines,
@@ -128,27 +123,47 @@ class Negotiator:
         began = time.perf_counter()
         advice = self.policy.advise(view, now)
         self.advise_s.append(time.perf_counter() - began)
-        index = pool.index
-        for mv in machines:
-            self._store(index[mv.name], advice.machines.get(mv.name), now)
-        for name, adv in advice.machines.items():
+        given, index = advice.machines, pool.index
+        updates = [(m, given.get(mv.name)) for m, mv in zip(asked, machines, strict=True)]
+        for name, adv in given.items():
             m = index[name]
             if m not in stale:
-                self._store(m, adv, now)
+                updates.append((m, adv))
+        self._store(updates, now)
         if advice.jobs:
             book.apply_advice(advice.jobs, self.job_index)
         return stale
 
-    def _store(self, m: int, advice: MachineAdvice | None, now: float) -> None:
-        """Publish advice for ``m`` and file the machine under it for grouped matching."""
-        self.cache.store(m, advice, now)
+    def _views(self, stale: set[int]) -> tuple[list[MachineView], list[int]]:
+        """The candidates among ``stale`` as the policy sees them, and their numbers.
+
+        A view is reused while its machine's state and free time stay the same (views are
+        frozen): an hourly lapse re-asks about most free machines unchanged."""
+        pool, views = self.pool, self._view_of
+        awake, asleep = pool.free_awake.live_keys(), pool.sleeping.live_keys()
+        names, since = pool.names, pool.free_since
+        machines, asked = [], []
+        for m in stale:
+            if m in awake:
+                state = "idle"
+            elif m in asleep:
+                state = "sleep"
+            else:
+                continue
+            mv = views.get(m)
+            if mv is None or mv.state != state or mv.free_since != since[m]:
+                mv = views[m] = MachineView(names[m], state, since[m])
+            machines.append(mv)
+            asked.append(m)
+        return machines, asked
+
+    def _store(self, updates: list[tuple[int, MachineAdvice | None]], now: float) -> None:
+        """Publish advice per machine and file each under it for grouped matching."""
+        published = self.cache.store_all(updates, now)
+        machines = [m for m, _ in updates]
         awake, asleep = self.groups
-        if m in self.pool.free_awake:
-            awake.assign(m, self.cache.get(m))
-            asleep.drop(m)
-        elif m in self.pool.sleeping:
-            asleep.assign(m, self.cache.get(m))
-            awake.drop(m)
+        awake.refile(machines, published, self.pool.sleeping)
+        asleep.refile(machines, published, self.pool.free_awake)
 
     def _match_grouped(self, groups: AdviceGroups) -> None:
         """Oldest job first onto a random machine of the best-ranked advice group for its class."""

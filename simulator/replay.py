@@ -27,6 +27,7 @@ from simulator.job_book import JobBook
 from simulator.month_stats import MonthStats, month_starts
 from simulator.negotiator import Negotiator
 from simulator.oracle import TraceOracle
+from simulator.quiet_gc import fewer_collections
 from simulator.trace_model import DAY, Trace
 
 MACHINE_EVENTS = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged})
@@ -212,7 +213,8 @@ def replay(
                 report(min(1.0, (t - trace.start) / span))
 
     began = time.perf_counter()
-    events = engine.run(trace.end, advance)
+    with fewer_collections():
+        events = engine.run(trace.end, advance)
     world.close(engine.now())
     wall = time.perf_counter() - began
     if on_progress is not None:

@@ -74,3 +74,17 @@ def test_reserved_nodes_go_off_and_are_not_used_until_released() -> None:
     episode.step(PowerDecision(reserve=1))
     episode.step(PowerDecision(reserve=1))
     assert episode.cluster.record.start[0] == pytest.approx(60.0 + P.switch_on_s)
+
+
+@pytest.mark.parametrize("tau", [0.5, 1.0])
+def test_reward_is_minus_waste_and_late_cores_per_core_eq_3_to_5(tau: float) -> None:
+    """Eq. 3: r = -(E_waste + QoS), in idle-core-minutes per core of the cluster; eq. 5 counts a
+    queued job's cores once wait >= wall * tau; eq. 4 counts boot energy, not reserved-off nodes."""
+    episode = DayEpisode(workload(2, 1, [(0, 1, 120, 60)]), tau=tau)  # 2 cores in all
+    held = [episode.step(PowerDecision(reserve=2)) for _ in range(2)]  # both nodes off, held
+    late = [wait >= 120 * tau for wait in (60.0, 120.0)]
+    assert held == pytest.approx([-float(x) / 2 for x in late])
+    boot = episode.step(PowerDecision(reserve=1))  # one node boots during 120-180 s
+    assert boot == pytest.approx(-(P.switching_on_w / P.idle_w + 1) / 2)  # still queued at 180
+    assert episode.step(PowerDecision(reserve=1)) == 0.0  # computing: no waste, nobody waits
+    assert episode.step(PowerDecision(reserve=1)) == pytest.approx(-0.5)  # one idle core

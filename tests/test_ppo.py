@@ -61,3 +61,41 @@ def test_imitation_learns_a_rare_teacher_action() -> None:
     rare = test[:, 0] > 2.1
     assert np.mean(chosen[rare] == 0) > 0.8
     assert np.mean(chosen[test[:, 0] < 1.5] == 2) > 0.9
+
+
+def test_gradients_are_those_of_the_clipped_loss_by_finite_differences() -> None:
+    """The hand-written backprop is d/dθ of -(eq. 7) + c_v (V - R)^2 - c_e H, averaged over the
+    batch: ratios on both sides of the clip (eq. 8) and advantages of both signs."""
+    from plugins.power.ppo import gradients
+
+    rng = np.random.default_rng(5)
+    n, cfg = 64, PpoConfig(value_coef=0.5, entropy_coef=0.05, clip=0.2)
+    params = {k: v.astype(np.float64) for k, v in init_params(5, 7, 4, rng).items()}
+    params["wp"] = rng.normal(0, 0.5, params["wp"].shape)  # a policy far from uniform
+    x = rng.normal(size=(n, 5))
+    act = rng.integers(0, 4, n)
+    now = forward(params, x)[0][np.arange(n), act]
+    old = now + rng.normal(0, 0.3, n)  # ratios well inside and well outside [0.8, 1.2]
+    adv, ret = rng.normal(size=n), rng.normal(size=n)
+
+    def loss(p: dict[str, np.ndarray]) -> float:
+        logp, value, _ = forward(p, x)
+        ratio = np.exp(logp[np.arange(n), act] - old)
+        clipped = np.clip(ratio, 1 - cfg.clip, 1 + cfg.clip)
+        surrogate = np.minimum(ratio * adv, clipped * adv).mean()
+        entropy = -(np.exp(logp) * logp).sum(axis=1).mean()
+        return float(
+            -surrogate + cfg.value_coef * ((value - ret) ** 2).mean() - cfg.entropy_coef * entropy
+        )
+
+    grads, _ = gradients(params, x, act, old, adv, ret, cfg)
+    for key, value in params.items():
+        numeric = np.zeros_like(value)
+        for i in np.ndindex(value.shape):
+            saved = value[i]
+            value[i] = saved + 1e-6
+            up = loss(params)
+            value[i] = saved - 1e-6
+            numeric[i] = (up - loss(params)) / 2e-6
+            value[i] = saved
+        assert np.allclose(grads[key], numeric, atol=1e-6), key

@@ -13,18 +13,22 @@ import os
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
+from advisor.commands.power_curve import plot_curve
+from advisor.commands.power_warm_start import warm_start
 from advisor.parallel import run_parallel
 from plugins.power.features import HISTORY, OBSERVATION_SIZE
-from plugins.power.ppo import Adam, Params, PpoConfig, imitate, init_params, ppo_update
+from plugins.power.ppo import Adam, Params, PpoConfig, init_params, ppo_update
 from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days
 from simulator.dedicated.days import Day
-from simulator.dedicated.rollout import Rollout, run_day, teacher_day
+from simulator.dedicated.rollout import Rollout, run_day
+from simulator.dedicated.validation import Mapper, Selector, score, validation_split
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +60,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--graded-release", action="store_true",
         help="clone OR*'s release sizes as levels (default: any release is level 0)",
     )  # fmt: skip
+    parser.add_argument("--imitate-epochs", type=int, default=8, help="cloning passes per round")
+    parser.add_argument(
+        "--val-stride", type=int, default=5,
+        help="every Nth training day is a validation day that picks the shipped agent (0: none)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--val-interval", type=int, default=10, help="PPO iterations between validations"
+    )
     parser.add_argument("--lr", type=float, default=PpoConfig.lr, help="Adam step size")
     parser.add_argument("--entropy", type=float, default=PpoConfig.entropy_coef)
     parser.add_argument("--target-kl", type=float, default=0.0, help="KL early stop (0: off)")
@@ -68,6 +80,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def checkpoint_path(out: str, workload: str) -> Path:
     return Path(out) / f"or-ppo-{workload}.npz"
+
+
+def best_path(out: str, workload: str) -> Path:
+    """The agent chosen on validation days (the one to ship)."""
+    return Path(out) / f"or-ppo-{workload}-best.npz"
+
+
+def shipped_path(out: str, workload: str) -> Path:
+    """The validation-chosen agent when the run kept one, else the last checkpoint."""
+    best = best_path(out, workload)
+    return best if best.exists() else checkpoint_path(out, workload)
 
 
 def save_checkpoint(path: Path, params: Params, opt: Adam, meta: dict[str, Any]) -> None:
@@ -87,43 +110,6 @@ def load_checkpoint(path: Path) -> tuple[Params, dict[str, Any], dict[str, Any]]
         pick = lambda prefix: {k[2:]: data[k] for k in data.files if k.startswith(prefix)}  # noqa: E731
         params, adam = pick("p_"), {"t": meta["adam_t"], "m": pick("m_"), "v": pick("v_")}
     return params, adam, meta
-
-
-def _teach(
-    task: tuple[str, str, int, int, Params | None, bool],
-) -> tuple[np.ndarray, np.ndarray]:
-    workload, data_dir, day, levels, student, graded = task
-    train, _ = load_days(workload, data_dir)
-    return teacher_day(train[day].jobs, levels, student, graded)
-
-
-def warm_start(
-    params: Params, train: list[Day], args: argparse.Namespace, rng: Any, stop: StopRequest
-) -> float:
-    """Clone OR*'s hold/release choices on training days (never a test day), then DAgger rounds:
-    the clone plays more training days, OR* labels the states it reached, and the clone is
-    retrained on everything gathered so far."""
-    obs: list[np.ndarray] = []
-    act: list[np.ndarray] = []
-    accuracy = 0.0
-    for round_ in range(1 + args.dagger_rounds):
-        if stop.signal:
-            break
-        many = args.imitate_days if round_ == 0 else args.dagger_days
-        days = rng.choice(len(train), min(many, len(train)), replace=False).tolist()
-        student = None if round_ == 0 else params
-        tasks = [
-            (args.workload, args.data_dir, d, args.levels, student, args.graded_release)
-            for d in days
-        ]
-        pairs = run_parallel(_teach, tasks, workers=args.workers, desc=f"OR* days, round {round_}")
-        obs += [p[0] for p in pairs]
-        act += [p[1] for p in pairs]
-        labels = np.concatenate(act)
-        accuracy = imitate(params, np.concatenate(obs), labels, 8, PpoConfig(), rng, args.balance)
-        print(f"warm start round {round_}: {len(days)} days, {len(labels)} decisions "
-              f"({np.mean(labels > 0):.3f} hold), balanced accuracy {accuracy:.3f}")  # fmt: skip
-    return accuracy
 
 
 class StopRequest:
@@ -153,8 +139,42 @@ def _play(task: tuple[str, str, int, Params, int]) -> Rollout:
     return run_day(params, train[day].jobs, seed, PpoConfig())
 
 
+class Validation:
+    """Plays candidates greedily on the validation days (training days only) and saves the one
+    the ``Selector`` keeps as the ``-best`` checkpoint, the agent to ship."""
+
+    def __init__(
+        self, args: argparse.Namespace, train: list[Day], val: list[int], meta: dict[str, Any]
+    ) -> None:
+        self.args, self.val = args, val
+        self.path = best_path(args.out, args.workload)
+        self.mapper: Mapper = lambda fn, tasks: run_parallel(
+            fn, tasks, workers=args.workers, desc="validation days", progress=False
+        )
+        if val and not meta.get("validation"):
+            t0 = score(self.mapper, args.workload, args.data_dir, val, None)
+            meta["validation"] = {"days": [train[p].index for p in val], "t0": asdict(t0)}
+        self.selector = Selector(meta["validation"]) if val else None
+        if self.selector is not None:
+            print(
+                f"validation: {len(val)} training days held out; T(0) there: {self.selector.bound}"
+            )
+
+    def offer(self, label: str, params: Params, opt: Adam, meta: dict[str, Any]) -> None:
+        if self.selector is None:
+            return
+        candidate = score(self.mapper, self.args.workload, self.args.data_dir, self.val, params)
+        kept = self.selector.offer(label, candidate)
+        if kept:
+            save_checkpoint(self.path, params, opt, meta | {"selected": label})
+        print(f"validation, {label}: waste {candidate.waste_kj:.1f} kJ, cycles "
+              f"{candidate.cycles_per_node:.2f}/node, delay {candidate.delay_s:.1f} s"
+              + (" (kept)" if kept else ""))  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     train, test = load_days(args.workload, args.data_dir)
+    fit, val = validation_split(train, args.val_stride)
     path = checkpoint_path(args.out, args.workload)
     path.parent.mkdir(parents=True, exist_ok=True)
     cfg = PpoConfig(lr=args.lr, entropy_coef=args.entropy, target_kl=args.target_kl)
@@ -171,41 +191,55 @@ def run(args: argparse.Namespace) -> int:
         meta = {"iteration": 0, "curve": [], "workload": args.workload, "seconds": 0.0}
         opt = Adam(params, cfg.lr)
     stop = StopRequest()
+    validation = Validation(args, train, val, meta)
     if meta["iteration"] == 0 and args.imitate_days > 0 and not path.exists():
-        meta["imitation_accuracy"] = warm_start(params, train, args, rng, stop)
+        offer = lambda label: validation.offer(label, params, opt, meta)  # noqa: E731
+        stopped = lambda: stop.signal is not None  # noqa: E731
+        began = time.perf_counter()
+        meta["imitation_accuracy"] = warm_start(params, fit, args, rng, stopped, offer)
+        meta["warm_seconds"] = time.perf_counter() - began
+        print(f"warm start (with its validations) took {meta['warm_seconds']:.1f} s")
+        if validation.path.exists():  # continue from the warm round chosen on validation
+            params.update(load_checkpoint(validation.path)[0])
         meta["rng"] = rng.bit_generator.state
         save_checkpoint(path.with_name(f"{path.stem}-warm.npz"), params, opt, meta)
         save_checkpoint(path, params, opt, meta)
-    print(f"{args.workload}: {len(train)} training days, {len(test)} test days held out")
+    print(f"{args.workload}: {len(fit)} training days to fit, {len(val)} to validate, "
+          f"{len(test)} test days held out")  # fmt: skip
     prior_s = float(meta["seconds"])
     bar = tqdm(total=args.iterations, initial=meta["iteration"], desc="iterations", unit="it")
     try:
-        _train(params, opt, meta, path, train, stop, args, rng, bar)
+        _train(params, opt, meta, path, train, fit, validation, stop, args, rng, bar)
     finally:
         stop.restore()
         bar.close()
     if stop.signal:
         print(f"stopped by {stop.signal} after iteration {meta['iteration']} (checkpoint saved)")
-    plot_curve(meta["curve"], path.with_suffix(".png"), args.workload)
+    plot_curve(meta["curve"], path.with_suffix(".png"), args.workload, meta.get("validation"))
     print(f"checkpoint {path}; learning curve {path.with_suffix('.png')}")
+    if "best" in (meta.get("validation") or {}):  # nothing validated yet: no agent chosen
+        print(f"shipped agent {validation.path}: {meta['validation']['best']['label']}")
     print(f"iterations {meta['iteration']}; wall s this run {meta['seconds'] - prior_s:.1f}")
     return 0
 
 
 def _train(
-    params: Params, opt: Adam, meta: dict[str, Any], path: Path, train: list[Day],
-    stop: StopRequest, args: argparse.Namespace, rng: np.random.Generator, bar: tqdm,
+    params: Params, opt: Adam, meta: dict[str, Any], path: Path, train: list[Day], fit: list[int],
+    validation: Validation, stop: StopRequest, args: argparse.Namespace,
+    rng: np.random.Generator, bar: tqdm,
 ) -> None:  # fmt: skip
-    """PPO iterations until the budget or a stop request; a checkpoint after each one."""
+    """PPO iterations on fit days until the budget or a stop request; a checkpoint after each
+    one, and a validation of the greedy agent every ``--val-interval`` iterations."""
     cfg = PpoConfig(lr=args.lr, entropy_coef=args.entropy, target_kl=args.target_kl)
     began, prior_s = time.perf_counter(), float(meta["seconds"])
     workers = max(1, args.workers)
     with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_signals) as pool:
+        validation.mapper = pool.map
         while meta["iteration"] < args.iterations and stop.signal is None:
             if (time.perf_counter() - began) / 60 >= args.minutes:
                 print(f"time budget of {args.minutes} minutes reached")
                 break
-            days = rng.integers(0, len(train), args.actors).tolist()
+            days = [fit[i] for i in rng.integers(0, len(fit), args.actors)]
             seeds = rng.integers(0, 2**31, args.actors).tolist()
             tasks = [
                 (args.workload, args.data_dir, d, params, s)
@@ -231,32 +265,8 @@ def _train(
             )
             meta["rng"] = rng.bit_generator.state
             meta["seconds"] = prior_s + time.perf_counter() - began
+            if meta["iteration"] % max(1, args.val_interval) == 0:
+                validation.offer(f"iteration {meta['iteration']}", params, opt, meta)
             save_checkpoint(path, params, opt, meta)
             bar.set_postfix(ret=f"{meta['curve'][-1]['return']:.1f}")
             bar.update()
-
-
-def plot_curve(curve: list[dict[str, float]], png: Path, title: str) -> None:
-    """Episode return and daily waste per iteration, with a 10-iteration moving average."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if not curve:
-        return
-    it = [c["iteration"] for c in curve]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    for ax, key, label in zip(
-        axes, ("return", "waste_kj"), ("episode return", "waste kJ/day"), strict=False
-    ):
-        y = np.array([c[key] for c in curve])
-        ax.plot(it, y, alpha=0.3)
-        k = min(10, len(y))
-        ax.plot(it[k - 1 :], np.convolve(y, np.ones(k) / k, mode="valid"))
-        ax.set_xlabel("iteration")
-        ax.set_ylabel(label)
-    fig.suptitle(f"or-ppo learning curve, {title} (training days)")
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)

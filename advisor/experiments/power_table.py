@@ -4,7 +4,9 @@ Every policy (T(0), T(1), T(5), OR*, or-ppo when a trained agent exists) plays e
 workload; ``days.csv`` has one row per policy and day, ``table3.csv`` the avg/std/min/max per
 policy, workload and split, and ``fig6.png`` the cumulative daily waste (normalised by the largest
 policy's total), training days left of the dashed line and test days right of it. ``DS`` is the
-trained agent, ``DS-bc`` the same agent right after its warm start (when train-power kept one).
+trained agent train-power chose on its validation days (``-best``, else its last checkpoint),
+``DS-bc`` the agent right after its warm start and ``DS-last`` the last PPO iterate (both when
+train-power kept them).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor.commands.train_power import checkpoint_path, load_checkpoint
+from advisor.commands.train_power import checkpoint_path, load_checkpoint, shipped_path
 from advisor.parallel import run_parallel
 from plugins.policy import PolicyContext
 from plugins.power.view import ClusterView, PowerDecision
@@ -35,8 +37,10 @@ POLICIES: list[tuple[str, str, dict[str, Any]]] = [
     ("OR*", "or-oracle", {}),
     ("DS", "or-ppo", {}),
     ("DS-bc", "or-ppo", {}),
+    ("DS-last", "or-ppo", {}),
 ]
-"""DS is the agent after PPO; DS-bc the same agent after its warm start only (cloned OR*)."""
+"""DS is the shipped agent (chosen on validation days); DS-bc the agent after its warm start only
+(cloned OR*); DS-last PPO's last iterate, shown when it is not what DS ships."""
 METRICS = (
     "waste_kj", "cycles_per_node", "slowdown", "delay_s", "stretch", "unstarted", "decision_us",
 )  # fmt: skip
@@ -92,8 +96,15 @@ def run(args: argparse.Namespace) -> int:
     for workload in args.workloads:
         train, test = load_days(workload, args.data_dir)
         final = checkpoint_path(args.agents, workload)
+        agents = {
+            "DS": shipped_path(args.agents, workload),
+            "DS-bc": final.with_name(f"{final.stem}-warm.npz"),
+            "DS-last": final,
+        }
         for label, name, options in POLICIES:
-            agent = final.with_name(f"{final.stem}-warm.npz") if label == "DS-bc" else final
+            agent = agents.get(label, final)
+            if label == "DS-last" and agents["DS"] == final:
+                continue  # no validation choice: DS is already the last iterate
             if name == "or-ppo" and not agent.exists():
                 print(f"no agent {agent} (run train-power {workload}): {label} left out")
                 continue

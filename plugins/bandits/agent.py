@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,11 @@ class BanditAgent:
             return 0.0
         return found
 
+    def values_of(self, state: Hashable, actions: Sequence[Hashable]) -> list[float | None]:
+        """``value`` of each action, in one pass (a computer bandit has an action per machine)."""
+        default = 0.0 if self.untried_zero else None
+        return list(map(self.values.get(state, {}).get, actions, repeat(default)))
+
     def epsilon_for(self, state: Hashable) -> float:
         """Sec. 4.4.2: high while a state is young, raised while its rewards trail the best."""
         stats = self.stats.get(state)
@@ -90,18 +96,12 @@ class BanditAgent:
         self, state: Hashable, actions: Sequence[Hashable], rng: np.random.Generator
     ) -> Hashable:
         """The action with the highest estimate (ties and all-untried broken at random)."""
-        known = self.values.get(state, {})
-        default = 0.0 if self.untried_zero else None
+        values = self.values_of(state, actions)
+        tried = [v for v in values if v is not None]
         best: list[Hashable] = []
-        top = -np.inf
-        for a in actions:
-            v = known.get(a, default)
-            if v is None:
-                continue
-            if v > top:
-                top, best = v, [a]
-            elif v == top:
-                best.append(a)
+        if tried:
+            top = max(tried)
+            best = [a for a, v in zip(actions, values, strict=True) if v == top]
         pool = best or list(actions)
         return pool[0] if len(pool) == 1 else pool[int(rng.integers(len(pool)))]
 

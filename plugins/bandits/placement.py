@@ -14,6 +14,7 @@ object, so the negotiator ranks a few groups, not every machine.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import compress
 from typing import Any, ClassVar
 
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
@@ -149,44 +150,54 @@ class PlacementBandit(Policy):
         # jobs arrived or the hour (the state) turned; otherwise the last draw stands. A machine
         # re-advised only because its advice lapsed changes nothing (and must not add a draw,
         # or eq. 6 explores once per advice lifetime rather than per decision).
-        newly_free = [mv.name for mv in view.machines if mv.name not in free]
+        readvise = {mv.name for mv in view.machines}
+        newly_free = [mv.name for mv in view.machines if mv.name not in free.since]
         for name in newly_free:
             free.free(name, now)
         slot = self._state(now, 0)[0]
         fresh = bool(newly_free or view.new_jobs) or slot != self.slot
         self.slot = slot
         touched: set[str] = set()
-        readvise = {mv.name for mv in view.machines}
         for k, idle in enumerate(view.idle_jobs_by_prior_hours):
             if not (idle and fresh):
                 continue
             column, probe = self._decide(k, now)
-            if column != self.columns[k]:
-                touched.update(column, self.columns[k])
+            last = self.columns[k]
+            if column != last:  # the actions whose class-k rank changed
+                touched.update(
+                    a
+                    for a in column.keys() | last.keys()
+                    if column.get(a, -1.0) != last.get(a, -1.0)
+                )
                 self.columns[k] = column
             old = self.explore.pop(k, None)
             if probe is not None:
                 self.explore[k] = probe
             readvise.update(m for m in (old, probe) if m is not None and m in free)
         for action in touched:
-            row = tuple(col.get(action, -1.0) for col in self.columns)
+            row = tuple([col.get(action, -1.0) for col in self.columns])
             if row != self.rows[action]:
                 self.rows[action] = row
                 self.shared.pop(action, None)
                 readvise.update(free.members.get(action, ()))
         # sorted: the negotiator files machines in this order, and str hashes vary by process
-        return Advice(machines={name: self._advice_for(name) for name in sorted(readvise)})
+        advice: dict[str, MachineAdvice] = {}
+        probed, action_of, shared = set(self.explore.values()), self.action_of, self.shared
+        for name in sorted(readvise):
+            if name in probed:
+                advice[name] = self._explored(name)
+                continue
+            action = action_of[name]
+            adv = shared.get(action)
+            if adv is None:
+                adv = shared[action] = self._interned(self.rows[action])
+            advice[name] = adv
+        return Advice(machines=advice)
 
-    def _advice_for(self, machine: str) -> MachineAdvice:
+    def _explored(self, machine: str) -> MachineAdvice:
         """The machine's action row, with the top rank for classes exploring on this machine."""
         action = self.action_of[machine]
-        explore = self.explore
-        if not (explore and machine in explore.values()):
-            adv = self.shared.get(action)
-            if adv is None:
-                adv = self.shared[action] = self._interned(self.rows[action])
-            return adv
-        probes = [k for k, m in explore.items() if m == machine]
+        probes = [k for k, m in self.explore.items() if m == machine]
         row = tuple(EXPLORE_RANK if k in probes else r for k, r in enumerate(self.rows[action]))
         return self._interned(row)
 
@@ -207,7 +218,7 @@ class PlacementBandit(Policy):
         if not free.since or (self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)):
             return {}, None  # nothing to choose: the job just waits (no decision, no reward)
         state = self._state(now, k)
-        available = [a for a in self.actions if free.count(a)]
+        available = list(compress(self.actions, map(free.members.get, self.actions)))
         if not self.options["prune_full"]:
             available = list(self.actions)
         actions = [*available, QUEUE]
@@ -224,8 +235,7 @@ class PlacementBandit(Policy):
             return {}, probe
         floor = agent.value(state, QUEUE)
         ranked = []
-        for a in available:
-            v = agent.value(state, a)
+        for a, v in zip(available, agent.values_of(state, available), strict=True):
             if a != greedy and v is not None and (floor is None or v > floor):
                 ranked.append((v, a))
         ranked.sort(key=lambda va: va[0])

@@ -1,0 +1,66 @@
+"""The negotiator's advice cache and groups: value semantics and lapse order kept while fast."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice, PowerAdvice
+from simulator import advice_groups
+from simulator.advice_cache import AdviceCache, is_neutral
+from simulator.advice_groups import AdviceGroups
+from simulator.indexed_set import IndexedSet
+
+
+@pytest.mark.parametrize(
+    "advice",
+    [
+        None,
+        NEUTRAL_MACHINE_ADVICE,
+        MachineAdvice(),
+        MachineAdvice(rank=0.0, hold=False),
+        MachineAdvice(rank=1.0),
+        MachineAdvice(rank_by_prior_hours=(0.0,)),
+        MachineAdvice(hold=True),
+        MachineAdvice(predicted_idle_s=0.0),
+        MachineAdvice(power=PowerAdvice.MAY_SLEEP),
+        MachineAdvice(expires=10.0),
+    ],
+)
+def test_is_neutral_matches_dataclass_equality(advice: MachineAdvice | None) -> None:
+    assert is_neutral(advice) == (advice is None or advice == NEUTRAL_MACHINE_ADVICE)
+
+
+def test_lapses_come_in_expiry_then_machine_order_and_only_the_latest_counts() -> None:
+    cache = AdviceCache(100.0)
+    rank = MachineAdvice(rank=1.0)
+    cache.store_all([(5, rank), (2, rank), (9, MachineAdvice(rank=2.0, expires=150.0))], 0.0)
+    cache.store_all([(7, MachineAdvice(rank=3.0, expires=50.0)), (1, rank)], 0.0)
+    cache.store_all([(2, rank)], 10.0)  # replaces machine 2's entry: it now lapses at 110
+    assert cache.next_expiry() == 50.0
+    assert cache.expire(100.0) == [7, 1, 5]
+    assert cache.get(5) is NEUTRAL_MACHINE_ADVICE and cache.get(2) is rank
+    assert cache.expire(200.0) == [2, 9]
+    assert cache.next_expiry() is None and not cache.entries
+
+
+def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(advice_groups, "KNOWN_OBJECTS", 8)
+    awake, asleep = IndexedSet(), IndexedSet()
+    groups = AdviceGroups(awake, random.Random(1))
+    for m in range(40):
+        awake.add(m)
+    row = (1.0, 2.0)
+    groups.refile([0, 1], [MachineAdvice(rank_by_prior_hours=row)] * 2, asleep)
+    others = [MachineAdvice(rank=float(i)) for i in range(2, 40)]  # forces trims
+    groups.refile(list(range(2, 40)), others, asleep)
+    groups.refile([1], [MachineAdvice(rank_by_prior_hours=row)], asleep)  # a new, equal object
+    assert groups.key_of[0] == groups.key_of[1]
+    assert len(groups.groups) == 39
+    awake.discard(1)
+    asleep.add(1)
+    groups.refile([1], [others[0]], asleep)  # machine 1 fell asleep: dropped from its group
+    assert 1 not in groups.key_of and len(groups.groups[groups.key_of[0]][1]) == 1

@@ -62,8 +62,7 @@ class AdviceGroups:
         key_of, groups = self.key_of, self.groups
         for m, adv in zip(machines, advice, strict=True):
             if m in family:
-                known = self._by_object.get(id(adv))
-                key = self.value_id(adv) if known is None else known[0]
+                key = self.value_id(adv)
                 old = key_of.get(m)
                 if old == key:
                     continue  # re-advised alike (a lapse): already filed under it
@@ -93,8 +92,7 @@ class AdviceGroups:
         if found is None:
             by_rank: dict[float, list[int]] = {}
             for key, (advice, _) in self.groups.items():
-                ranks = advice.rank_by_prior_hours  # advice.rank_for(k), without the call
-                rank = advice.rank if ranks is None else ranks[min(k, len(ranks) - 1)]
+                rank = advice.rank_for(k)
                 if not advice.hold and rank >= 0:
                     by_rank.setdefault(rank, []).append(key)
             found = self._levels[k] = [by_rank[r] for r in sorted(by_rank, reverse=True)]

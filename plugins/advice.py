@@ -72,8 +72,26 @@ class GroupAdvice:
 
 @dataclass(slots=True)
 class Advice:
-    """One round of advice: per machine, per-job updates and per accounting group."""
+    """One round of advice: per machine, per-job updates and per accounting group.
+
+    Machines advised alike (a bandit's cluster) may instead *follow* a named advice: ``shared``
+    states the names' values this round, ``follows`` says which machines carry which name from
+    now on. Changing a name's value then re-advises all its followers at once, as an advice
+    endpoint does that resolves the name when each machine's hook pulls. A machine named in
+    ``machines`` stops following.
+    """
 
     machines: dict[str, MachineAdvice] = field(default_factory=dict)
     jobs: dict[str, JobAdvice] = field(default_factory=dict)
     groups: dict[str, GroupAdvice] = field(default_factory=dict)
+    shared: dict[str, MachineAdvice] = field(default_factory=dict)
+    follows: dict[str, str] = field(default_factory=dict)
+
+    def for_machine(self, machine: str) -> MachineAdvice | None:
+        """This round's advice for ``machine``: its own, else the value of the name it follows
+        when stated this round (None: nothing new for it)."""
+        own = self.machines.get(machine)
+        if own is not None:
+            return own
+        name = self.follows.get(machine)
+        return None if name is None else self.shared.get(name)

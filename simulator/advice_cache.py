@@ -1,9 +1,10 @@
 """The advice the negotiator currently sees per machine, with its publication time and expiry.
 
 Only non-neutral advice is stored: a missing entry *is* the neutral advice, exactly as a missing or
-expired attribute is in a live pool. Advice without its own ``expires`` lapses a fixed lifetime
-after it is stored, so those lapses queue up in time order (a deque); only explicit expiries need
-a heap.
+expired attribute is in a live pool. A machine carries either its own advice or follows a named
+(shared) advice; when a name lapses, all its followers lapse with it. Advice without its own
+``expires`` lapses a fixed lifetime after it is stored, so those lapses queue up in time order (a
+deque); only explicit expiries need a heap.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import heapq
 from collections import deque
 
 from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
+
+Filed = MachineAdvice | str
+"""What a machine carries: its own advice, or the name of the shared advice it follows."""
 
 
 def is_neutral(advice: MachineAdvice | None) -> bool:
@@ -33,23 +37,57 @@ class AdviceCache:
     def __init__(self, lifetime_s: float) -> None:
         self.lifetime_s = lifetime_s
         self.entries: dict[int, tuple[MachineAdvice, float]] = {}
+        """Machines with advice of their own: (advice, stored at)."""
+        self.follows: dict[int, str] = {}
+        self.shared: dict[str, tuple[MachineAdvice, float]] = {}
+        """Named advice: (value, stated at)."""
+        self._followers: dict[str, set[int]] = {}
         self._expiry: list[tuple[float, int, int]] = []
         """Explicit expiries (a heap), and lapses in the order they fall due (a deque)."""
         self._lapses: deque[tuple[float, int, int]] = deque()
         self._token: dict[int, int] = {}
+        self._shared_expiry: list[tuple[float, str, int]] = []
+        self._shared_token: dict[str, int] = {}
 
-    def store_all(
-        self, updates: list[tuple[int, MachineAdvice | None]], now: float
-    ) -> list[MachineAdvice]:
-        """``store`` each (machine, advice) in order; return the advice each now carries."""
+    def empty(self) -> bool:
+        """No machine carries advice: matching is as if the advisor did not exist."""
+        return not self.entries and not self.follows
+
+    def state(self, name: str, value: MachineAdvice, now: float) -> bool:
+        """(Re)state a named advice; True when its value changed (its followers re-rank)."""
+        old = self.shared.get(name)
+        self.shared[name] = (value, now)
+        if old is not None and old[0] is value and value.expires is not None:
+            return False  # the same object restated: its expiry has not moved
+        token = self._shared_token.get(name, 0) + 1
+        self._shared_token[name] = token
+        lapse = value.expires if value.expires is not None else now + self.lifetime_s
+        heapq.heappush(self._shared_expiry, (lapse, name, token))
+        return old is None or old[0] != value
+
+    def store_all(self, updates: list[tuple[int, Filed | None]], now: float) -> list[Filed]:
+        """``store`` each (machine, advice or followed name) in order; return what each carries
+        now (a name it follows, else its advice, neutral included)."""
         entries, tokens, expiry, push = self.entries, self._token, self._expiry, heapq.heappush
-        lapses = self._lapses
+        lapses, follows = self._lapses, self.follows
         lapse = now + self.lifetime_s
         in_order = not lapses or lapses[-1][0] <= lapse
-        published = []
+        published: list[Filed] = []
         for m, advice in updates:
             token = tokens.get(m, 0) + 1
             tokens[m] = token
+            followed = follows.pop(m, None)
+            if followed is not None:
+                self._followers[followed].discard(m)
+            if type(advice) is str:
+                if advice not in self.shared:
+                    raise ValueError(f"machine {m} follows {advice!r}, which was never stated")
+                entries.pop(m, None)
+                follows[m] = advice
+                self._followers.setdefault(advice, set()).add(m)
+                published.append(advice)
+                continue
+            assert not isinstance(advice, str)
             if is_neutral(advice):
                 entries.pop(m, None)
                 published.append(NEUTRAL_MACHINE_ADVICE)
@@ -79,24 +117,48 @@ class AdviceCache:
             entry = lapses.popleft()
             if tokens.get(entry[1]) == entry[2]:
                 due.append(entry)
-        due.sort()
         entries = self.entries
         for _, m, _ in due:
             entries.pop(m, None)
+        due.extend(self._expire_shared(now))
+        due.sort()
         return [m for _, m, _ in due]
+
+    def _expire_shared(self, now: float) -> list[tuple[float, int, int]]:
+        """Drop lapsed names; their followers lapse with them."""
+        due = []
+        heap, tokens = self._shared_expiry, self._shared_token
+        while heap and heap[0][0] <= now:
+            when, name, token = heapq.heappop(heap)
+            if tokens.get(name) != token:
+                continue
+            del self.shared[name], tokens[name]
+            for m in self._followers.pop(name, ()):
+                del self.follows[m]
+                due.append((when, m, 0))
+        return due
 
     def next_expiry(self) -> float | None:
         """When the earliest stored advice lapses (it may since have been replaced)."""
-        first = [queue[0][0] for queue in (self._expiry, self._lapses) if queue]
+        queues = (self._expiry, self._lapses, self._shared_expiry)
+        first = [queue[0][0] for queue in queues if queue]
         return min(first) if first else None
 
-    def get(self, m: int) -> MachineAdvice:
+    def _entry(self, m: int) -> tuple[MachineAdvice, float] | None:
         entry = self.entries.get(m)
+        if entry is None:
+            name = self.follows.get(m)
+            if name is not None:
+                entry = self.shared[name]
+        return entry
+
+    def get(self, m: int) -> MachineAdvice:
+        entry = self._entry(m)
         return NEUTRAL_MACHINE_ADVICE if entry is None else entry[0]
 
     def remaining_idle(self, m: int, now: float) -> float | None:
         """``AdvisorPredictedIdle - (time() - AdvisorUpdated)``: the idle time still ahead."""
-        entry = self.entries.get(m)
+        entry = self._entry(m)
         if entry is None or entry[0].predicted_idle_s is None:
             return None
         return entry[0].predicted_idle_s - (now - entry[1])

@@ -10,13 +10,17 @@ free in its family (awake or asleep) is discarded when it is drawn.
 
 A value is hashed once per advice object: each object seen is mapped (by identity) to the small
 int naming its value, so the millions of re-filings in a year compare ints, not dataclasses.
+Machines that follow a named advice form the group of that name (a negative key): a new value of
+the name re-ranks the whole group at once, without touching its members.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from plugins.advice import MachineAdvice
+from simulator.advice_cache import Filed
 from simulator.indexed_set import IndexedSet
 
 KNOWN_OBJECTS = 20_000
@@ -24,9 +28,14 @@ KNOWN_OBJECTS = 20_000
 
 
 class AdviceGroups:
-    def __init__(self, family: IndexedSet, rand: random.Random) -> None:
+    def __init__(
+        self, family: IndexedSet, rand: random.Random, value_of: Callable[[str], MachineAdvice]
+    ) -> None:
         self.family = family
         self.rand = rand
+        self.value_of = value_of
+        """The current value of a named advice."""
+        self._name_keys: dict[str, int] = {}
         self.groups: dict[int, tuple[MachineAdvice, IndexedSet]] = {}
         """Per value id, the advice that opened the group and its members (in filing order)."""
         self.key_of: dict[int, int] = {}
@@ -50,19 +59,35 @@ class AdviceGroups:
         self._by_object[id(advice)] = (vid, advice)
         return vid
 
+    def name_key(self, name: str) -> int:
+        """The (negative) group key of the machines following ``name``."""
+        key = self._name_keys.get(name)
+        if key is None:
+            key = self._name_keys[name] = -1 - len(self._name_keys)
+        return key
+
+    def restate(self, name: str, value: MachineAdvice) -> None:
+        """A named advice has a new value: its followers now rank by it."""
+        key = self.name_key(name)
+        group = self.groups.get(key)
+        if group is not None:
+            self.groups[key] = (value, group[1])
+            self._levels.clear()
+
     def _trim(self) -> None:
         """Forget values no group carries now (a later equal value opens a new group anyway)."""
-        self._by_value = {advice: vid for vid, (advice, _) in self.groups.items()}
+        self._by_value = {advice: vid for vid, (advice, _) in self.groups.items() if vid >= 0}
         self._by_object = {id(advice): (vid, advice) for advice, vid in self._by_value.items()}
 
-    def refile(self, machines: list[int], advice: list[MachineAdvice], other: IndexedSet) -> None:
-        """Machines re-advised, in order: file each member of the family under its advice and
-        drop each member of the ``other`` family (it moved there: awake <-> asleep)."""
+    def refile(self, machines: list[int], advice: list[Filed], other: IndexedSet) -> None:
+        """Machines re-advised, in order: file each member of the family under its advice (or
+        the name it follows) and drop each member of the ``other`` family (it moved there:
+        awake <-> asleep)."""
         family, others = self.family.live_keys(), other.live_keys()
         key_of, groups = self.key_of, self.groups
         for m, adv in zip(machines, advice, strict=True):
             if m in family:
-                key = self.value_id(adv)
+                key = self.name_key(adv) if isinstance(adv, str) else self.value_id(adv)
                 old = key_of.get(m)
                 if old == key:
                     continue  # re-advised alike (a lapse): already filed under it
@@ -71,7 +96,8 @@ class AdviceGroups:
                 key_of[m] = key
                 group = groups.get(key)
                 if group is None:
-                    group = groups[key] = (adv, IndexedSet())
+                    value = self.value_of(adv) if isinstance(adv, str) else adv
+                    group = groups[key] = (value, IndexedSet())
                     self._levels.clear()
                 group[1].add(m)
             elif m in others:
@@ -82,7 +108,7 @@ class AdviceGroups:
     def _leave(self, m: int, key: int) -> None:
         members = self.groups[key][1]
         members.discard(m)
-        if not members:
+        if not members and key >= 0:  # a name's group stays: its followers come back
             del self.groups[key]
             self._levels.clear()
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from plugins.advice import MachineAdvice
 from plugins.policy import MachineView, Policy, PoolView
-from simulator.advice_cache import AdviceCache
+from simulator.advice_cache import AdviceCache, Filed
 from simulator.advice_groups import AdviceGroups
 from simulator.campus_pool import CampusPool
 from simulator.engine import Engine
@@ -60,7 +60,10 @@ class Negotiator:
         self.cycles = 0
         self.matches = 0
         rand = random.Random(repr(rng.bit_generator.state))  # draws nothing from rng
-        self.groups = (AdviceGroups(pool.free_awake, rand), AdviceGroups(pool.sleeping, rand))
+        self.groups = (
+            AdviceGroups(pool.free_awake, rand, self._shared_value),
+            AdviceGroups(pool.sleeping, rand, self._shared_value),
+        )
         self._view_of: dict[int, MachineView] = {}
         self.advise_s = array("d")
         """Wall time of every ``advise`` call (the decision latency ``bench`` reports)."""
@@ -93,7 +96,7 @@ class Negotiator:
                 break
             if not group:
                 continue
-            if not self.cache.entries:
+            if self.cache.empty():
                 self._match_neutral(group)
             elif book.constrained:
                 self._match_ranked(list(group), fresh, now)
@@ -123,12 +126,20 @@ class Negotiator:
         began = time.perf_counter()
         advice = self.policy.advise(view, now)
         self.advise_s.append(time.perf_counter() - began)
-        given, index = advice.machines, pool.index
-        updates = [(m, given.get(mv.name)) for m, mv in zip(asked, machines, strict=True)]
-        for name, adv in given.items():
-            m = index[name]
-            if m not in stale:
-                updates.append((m, adv))
+        for name, value in advice.shared.items():
+            if cache.state(name, value, now):
+                for grouped in self.groups:
+                    grouped.restate(name, value)
+        given, follows, index = advice.machines, advice.follows, pool.index
+        updates: list[tuple[int, Filed | None]] = [
+            (m, given.get(mv.name) or follows.get(mv.name))
+            for m, mv in zip(asked, machines, strict=True)
+        ]
+        for told in (follows, given):
+            for name, adv in told.items():
+                m = index[name]
+                if m not in stale:
+                    updates.append((m, adv))
         self._store(updates, now)
         if advice.jobs:
             book.apply_advice(advice.jobs, self.job_index)
@@ -157,7 +168,10 @@ class Negotiator:
             asked.append(m)
         return machines, asked
 
-    def _store(self, updates: list[tuple[int, MachineAdvice | None]], now: float) -> None:
+    def _shared_value(self, name: str) -> MachineAdvice:
+        return self.cache.shared[name][0]
+
+    def _store(self, updates: list[tuple[int, Filed | None]], now: float) -> None:
         """Publish advice per machine and file each under it for grouped matching."""
         published = self.cache.store_all(updates, now)
         machines = [m for m, _ in updates]

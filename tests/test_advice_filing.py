@@ -13,6 +13,10 @@ from simulator.advice_groups import AdviceGroups
 from simulator.indexed_set import IndexedSet
 
 
+def no_names(name: str) -> MachineAdvice:
+    raise AssertionError(f"no machine follows a name here ({name})")
+
+
 @pytest.mark.parametrize(
     "advice",
     [
@@ -50,7 +54,7 @@ def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
 ) -> None:
     monkeypatch.setattr(advice_groups, "KNOWN_OBJECTS", 8)
     awake, asleep = IndexedSet(), IndexedSet()
-    groups = AdviceGroups(awake, random.Random(1))
+    groups = AdviceGroups(awake, random.Random(1), no_names)
     for m in range(40):
         awake.add(m)
     row = (1.0, 2.0)
@@ -64,3 +68,40 @@ def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
     asleep.add(1)
     groups.refile([1], [others[0]], asleep)  # machine 1 fell asleep: dropped from its group
     assert 1 not in groups.key_of and len(groups.groups[groups.key_of[0]][1]) == 1
+
+
+def test_followers_carry_their_names_value_and_lapse_with_it() -> None:
+    cache = AdviceCache(100.0)
+    lab = MachineAdvice(rank=2.0, expires=300.0)
+    own = MachineAdvice(rank=1.0)
+    assert cache.state("lab", lab, 0.0)
+    assert cache.store_all([(1, "lab"), (2, "lab"), (3, own)], 0.0) == ["lab", "lab", own]
+    assert cache.get(1) is lab and not cache.empty()
+    assert not cache.state("lab", lab, 50.0)  # the same object restated: nothing changes
+    assert cache.state("lab", MachineAdvice(rank=3.0, expires=400.0), 60.0)
+    assert cache.get(2).rank == 3.0
+    cache.store_all([(2, own)], 70.0)  # machine 2 has its own advice now: it stops following
+    assert cache.expire(170.0) == [3, 2]  # own advice lapses after the lifetime
+    assert cache.get(1).rank == 3.0
+    assert cache.expire(400.0) == [1]  # the name lapses, and its follower with it
+    assert cache.get(1) is NEUTRAL_MACHINE_ADVICE and cache.empty() and not cache.shared
+    with pytest.raises(ValueError, match="never stated"):
+        cache.store_all([(4, "hall")], 400.0)
+
+
+def test_a_new_value_of_a_name_re_ranks_its_followers_without_refiling_them() -> None:
+    cache = AdviceCache(100.0)
+    awake, asleep = IndexedSet(), IndexedSet()
+    groups = AdviceGroups(awake, random.Random(1), lambda name: cache.shared[name][0])
+    for m in range(4):
+        awake.add(m)
+    cache.state("lab", MachineAdvice(rank=5.0), 0.0)
+    groups.refile([0, 1], cache.store_all([(0, "lab"), (1, "lab")], 0.0), asleep)
+    groups.refile([2], [MachineAdvice(rank=3.0)], asleep)
+    assert groups.pick(0) in {0, 1}
+    members = groups.groups[groups.key_of[0]][1]
+    low = MachineAdvice(rank=1.0)
+    cache.state("lab", low, 10.0)
+    groups.restate("lab", low)
+    assert groups.pick(0) == 2  # the followers now rank below machine 2
+    assert groups.groups[groups.key_of[0]][1] is members and groups.key_of[1] == groups.key_of[0]

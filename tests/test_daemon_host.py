@@ -18,6 +18,7 @@ import pytest
 from advisor.condor.merge_sink import MergeStartdSink
 from advisor.daemon.board import Posted, hook_lines
 from advisor.daemon.config import check_config
+from advisor.daemon.followers import Followers
 from advisor.daemon.host import stamp
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon
@@ -257,3 +258,17 @@ def test_unanswered_poll_marks_the_daemon_unhealthy_until_the_pool_answers(tmp_p
     daemon.host.cycle(clock[0])
     assert daemon.health()["status"] == "ok"
     assert b"advisor_pool_healthy 1.0" in daemon.metrics.exposition()
+
+
+def test_followers_of_a_name_get_its_value_when_they_join_and_whenever_it_changes() -> None:
+    followers = Followers()
+    lab, hall = MachineAdvice(rank=1.0), MachineAdvice(rank=-1.0)
+    first = Advice(shared={"lab": lab, "hall": hall}, follows={"a": "lab", "b": "lab", "c": "hall"})
+    assert followers.resolve(first) == {"a": lab, "b": lab, "c": hall}
+    assert followers.resolve(Advice(shared={"lab": lab})) == {}  # restated alike: nothing new
+    lab2 = MachineAdvice(rank=2.0)
+    own = MachineAdvice(rank=5.0)
+    moved = followers.resolve(Advice(machines={"b": own}, shared={"lab": lab2}))
+    assert moved == {"a": lab2, "b": own}  # b now has its own advice and no longer follows
+    assert followers.resolve(Advice(shared={"lab": lab})) == {"a": lab}
+    assert followers.resolve(Advice(follows={"d": "hall", "e": "nowhere"})) == {"d": hall}

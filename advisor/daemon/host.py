@@ -16,6 +16,7 @@ from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from advisor.daemon.followers import Followers
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.ports import AdviceSink, PoolSource
 from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice
@@ -70,6 +71,7 @@ class PolicyHost:
         """Whether the last poll of the pool answered."""
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
+        self.followers = Followers()
 
     # -- the cycle ---------------------------------------------------------------------------
     def observe(self, now: float) -> bool:
@@ -113,7 +115,8 @@ class PolicyHost:
         """Advise on the last observed view, stamp expiries, publish (unless dry-run)."""
         with self.lock:
             self.decided = self.policy.advise(self.view, now)
-            advice = stamp(self.decided, now, self.lifetime_s)
+            machines = self.followers.resolve(self.decided)
+            advice = stamp(Advice(machines, self.decided.jobs), now, self.lifetime_s)
             self.cycles += 1
             self.metrics.decisions.inc(len(advice.machines))
             if self.dry_run:
@@ -180,4 +183,5 @@ class PolicyHost:
                 log.warning(
                     "policy changed %s -> %s: learning starts over", self.policy.label, policy.label
                 )
+                self.followers = Followers()  # another policy names its advice its own way
             self.policy = policy

@@ -7,13 +7,14 @@ reaches the negotiator only as ``AdvisorRankByPriorHours[k]``: the greedy action
 highest, actions the estimates prefer to queueing follow in estimate order (a burst spills over as
 it would job by job), every other machine gets -1, which keeps class-k jobs off it; "stay queued"
 is -1 everywhere. An exploring draw gives the top rank to one free machine of the explored action,
-so one job explores, as in the paper, not the whole class. Machines of one action share one advice
-object, so the negotiator ranks a few groups, not every machine.
+so one job explores, as in the paper, not the whole class. The free machines of an action follow
+one named advice, its row: a new row re-ranks them all at once, and the negotiator ranks a few
+groups, not every machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import compress
 from typing import Any, ClassVar
 
@@ -23,8 +24,8 @@ from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
 from plugins.bandits.options import BANDIT_OPTIONS
 from plugins.bandits.rewards import energy_scale, placement_reward, queue_reward
+from plugins.bandits.rows import ActionRows
 from plugins.events import (
-    ALL_EVENT_KINDS,
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
@@ -42,8 +43,6 @@ DAY = 86400.0
 HOUR = 3600.0
 EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
-OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES
-EXPLORE_RANK = 1e6
 INF = float("inf")
 
 
@@ -62,7 +61,16 @@ class PlacementBandit(Policy):
     WEEK: ClassVar[bool] = False
     VERSION = "1"
     OPTIONS = BANDIT_OPTIONS
-    WANTS = ALL_EVENT_KINDS
+    HANDLERS: ClassVar[dict[type, str]] = {
+        AttemptEnded: "_attempt_ended",
+        AttemptStarted: "_attempt_started",
+        JobQueued: "_job_queued",
+        JobRemoved: "_job_removed",
+        OwnerSessionStarted: "_owner_arrived",
+        MachinePowerChanged: "_power_changed",
+    }
+    """The events learned from, and the method each goes to."""
+    WANTS = frozenset(HANDLERS)
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(context, options)
@@ -83,16 +91,16 @@ class PlacementBandit(Policy):
         self.energy = {n: energy_scale(m.active_watts, best, worst) for n, m in machines.items()}
         self.free = FreeMachines(self.action_of.__getitem__)
         self.jobs = JobMemory()
-        self.rows: dict[str, tuple[float, ...]] = dict.fromkeys(self.actions, OFF_RANKS)
-        self.advice_of: dict[tuple[float, ...], MachineAdvice] = {}
-        self.shared: dict[str, MachineAdvice] = {}
-        """Per action, the advice of its plain row (no exploring class on the machine)."""
+        self.rows = ActionRows(self.actions)
         self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
         """Per class k, the ranks of the last decision (absent actions: -1)."""
         self.slot = -1
         self.explore: dict[int, str] = {}
         """Per class k, the one free machine an exploring draw sent it to."""
         self.decisions = 0
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            kind: getattr(self, method) for kind, method in self.HANDLERS.items()
+        }
 
     def _action(self, machine: str) -> str:
         if self.LEVEL == "computer":
@@ -112,20 +120,28 @@ class PlacementBandit(Policy):
 
     # -- learning ----------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
-        if isinstance(event, AttemptEnded):
-            self._attempt_ended(event)
-        elif isinstance(event, AttemptStarted):
-            self.free.take(event.machine, event.time)
-            state = self._state(event.time, self.jobs.prior_class(event.job_id))
-            self.jobs.start(event.job_id, state, self.action_of[event.machine])
-        elif isinstance(event, JobQueued):
-            self.jobs.enqueue(event.job_id)
-        elif isinstance(event, JobRemoved):  # eq. 4: it could have run nowhere to completion
-            for _, queued_in in self.jobs.finish(event.job_id):
-                self.agent.reward(queued_in, QUEUE, queue_reward(False))
-        elif isinstance(event, OwnerSessionStarted) or (
-            isinstance(event, MachinePowerChanged) and event.state is PowerState.OFF
-        ):
+        # one dict lookup per event: a year brings millions, most of them owner sessions
+        handler = self._handlers.get(type(event))
+        if handler is not None:  # kinds outside WANTS teach nothing
+            handler(event)
+
+    def _attempt_started(self, event: AttemptStarted) -> None:
+        self.free.take(event.machine, event.time)
+        state = self._state(event.time, self.jobs.prior_class(event.job_id))
+        self.jobs.start(event.job_id, state, self.action_of[event.machine])
+
+    def _job_queued(self, event: JobQueued) -> None:
+        self.jobs.enqueue(event.job_id)
+
+    def _job_removed(self, event: JobRemoved) -> None:
+        for _, queued_in in self.jobs.finish(event.job_id):  # eq. 4: it could run nowhere
+            self.agent.reward(queued_in, QUEUE, queue_reward(False))
+
+    def _owner_arrived(self, event: OwnerSessionStarted) -> None:
+        self.free.take(event.machine, event.time)
+
+    def _power_changed(self, event: MachinePowerChanged) -> None:
+        if event.state is PowerState.OFF:
             self.free.take(event.machine, event.time)
 
     def _attempt_ended(self, event: AttemptEnded) -> None:
@@ -143,14 +159,13 @@ class PlacementBandit(Policy):
             ran = ran and not self._crosses_reboot(t0, duration)
             self.agent.reward(state, QUEUE, queue_reward(ran))
 
-    # -- deciding ----------------------------------------------------------------------------
+    # -- deciding ---------------------------------------------------------------------------
     def advise(self, view: PoolView, now: float) -> Advice:
         free = self.free
         # Decide again only when something a decision rests on changed: a machine became free,
         # jobs arrived or the hour (the state) turned; otherwise the last draw stands. A machine
         # re-advised only because its advice lapsed changes nothing (and must not add a draw,
         # or eq. 6 explores once per advice lifetime rather than per decision).
-        readvise = {mv.name for mv in view.machines}
         newly_free = [mv.name for mv in view.machines if mv.name not in free.since]
         for name in newly_free:
             free.free(name, now)
@@ -158,6 +173,7 @@ class PlacementBandit(Policy):
         fresh = bool(newly_free or view.new_jobs) or slot != self.slot
         self.slot = slot
         touched: set[str] = set()
+        probes_moved: set[str] = set()
         for k, idle in enumerate(view.idle_jobs_by_prior_hours):
             if not (idle and fresh):
                 continue
@@ -173,42 +189,26 @@ class PlacementBandit(Policy):
             old = self.explore.pop(k, None)
             if probe is not None:
                 self.explore[k] = probe
-            readvise.update(m for m in (old, probe) if m is not None and m in free)
-        for action in touched:
-            row = tuple([col.get(action, -1.0) for col in self.columns])
-            if row != self.rows[action]:
-                self.rows[action] = row
-                self.shared.pop(action, None)
-                readvise.update(free.members.get(action, ()))
+            probes_moved.update(m for m in (old, probe) if m is not None and m in free)
+        stated = self.rows.restate(touched, self.columns, now)
+        probed, action_of = set(self.explore.values()), self.action_of
+        readvise = {mv.name for mv in view.machines} | probes_moved
+        readvise.update(m for m in probed if action_of[m] in stated and m in free)
+        advice = Advice()
         # sorted: the negotiator files machines in this order, and str hashes vary by process
-        advice: dict[str, MachineAdvice] = {}
-        probed, action_of, shared = set(self.explore.values()), self.action_of, self.shared
         for name in sorted(readvise):
             if name in probed:
-                advice[name] = self._explored(name)
-                continue
-            action = action_of[name]
-            adv = shared.get(action)
-            if adv is None:
-                adv = shared[action] = self._interned(self.rows[action])
-            advice[name] = adv
-        return Advice(machines=advice)
+                advice.machines[name] = self._explored(name)
+            else:
+                advice.follows[name] = action_of[name]
+                stated.add(action_of[name])  # a fresh daemon learns the value it follows
+        advice.shared = {action: self.rows.advice(action) for action in sorted(stated)}
+        return advice
 
     def _explored(self, machine: str) -> MachineAdvice:
         """The machine's action row, with the top rank for classes exploring on this machine."""
-        action = self.action_of[machine]
-        probes = [k for k, m in self.explore.items() if m == machine]
-        row = tuple(EXPLORE_RANK if k in probes else r for k, r in enumerate(self.rows[action]))
-        return self._interned(row)
-
-    def _interned(self, row: tuple[float, ...]) -> MachineAdvice:
-        """One advice object per distinct row, so the negotiator ranks a few groups."""
-        adv = self.advice_of.get(row)
-        if adv is None:
-            if len(self.advice_of) > 50_000:
-                self.advice_of.clear()  # old rows are no longer published anywhere
-            adv = self.advice_of[row] = MachineAdvice(rank_by_prior_hours=row)
-        return adv
+        probes = (k for k, m in self.explore.items() if m == machine)
+        return self.rows.explored(self.action_of[machine], probes)
 
     def _decide(self, k: int, now: float) -> tuple[dict[str, float], str | None]:
         """Class k's eq. 6 draw: the greedy ranks per action (absent: -1, keeps class-k jobs
@@ -252,6 +252,7 @@ class PlacementBandit(Policy):
             "columns": self.columns,
             "explore": {str(k): m for k, m in self.explore.items()},
             "slot": self.slot,
+            "hour_end": self.rows.hour_end,
             "decisions": self.decisions,
             "rng": self.context.rng.bit_generator.state,
         }
@@ -264,9 +265,7 @@ class PlacementBandit(Policy):
         self.columns = [dict(col) for col in state["columns"]]
         self.slot = int(state["slot"])
         self.explore = {int(k): m for k, m in state["explore"].items()}
-        for action in self.actions:
-            self.rows[action] = tuple(col.get(action, -1.0) for col in self.columns)
-        self.shared = {}
+        self.rows.rebuild(self.columns, float(state.get("hour_end", 0.0)))
         self.context.rng.bit_generator.state = state["rng"]
 
 

@@ -1,0 +1,75 @@
+"""How a placement bandit's decisions become advice: one rank row per action.
+
+Per prior-hours class k, a decision ranks actions (absent: -1, which keeps class-k jobs off).
+Read across the 24 classes, an action's ranks are a row, ``AdvisorRankByPriorHours`` of each free
+machine of that action; the machines follow the row as one named advice, so a new row re-ranks
+them all at once. Rows are stated with an expiry at the end of the next hour, and all of them are
+stated again each hour: advice outlives the bandit's state (the hour) by at most one hour, and a
+stopped advisor's advice lapses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from plugins.advice import PRIOR_HOURS_CLASSES, MachineAdvice
+
+HOUR = 3600.0
+OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES
+EXPLORE_RANK = 1e6
+INTERNED_ROWS = 50_000
+
+
+class ActionRows:
+    def __init__(self, actions: Sequence[str]) -> None:
+        self.actions = list(actions)
+        self.rows: dict[str, tuple[float, ...]] = dict.fromkeys(self.actions, OFF_RANKS)
+        self.hour_end = 0.0
+        """The end of the hour in which the rows were last stated (they hold one hour more)."""
+        self._advice: dict[str, MachineAdvice] = {}
+        self._explored: dict[tuple[float, ...], MachineAdvice] = {}
+
+    def restate(
+        self, touched: Iterable[str], columns: Sequence[dict[str, float]], now: float
+    ) -> set[str]:
+        """The actions whose row changed after new decisions (``columns``, per class k, the
+        ranks by action); in a new hour, every action."""
+        changed = set()
+        for action in touched:
+            row = tuple([col.get(action, -1.0) for col in columns])
+            if row != self.rows[action]:
+                self.rows[action] = row
+                self._advice.pop(action, None)
+                changed.add(action)
+        if now >= self.hour_end:
+            self.hour_end = (now // HOUR + 1) * HOUR
+            self._advice.clear()
+            changed.update(self.actions)
+        return changed
+
+    def advice(self, action: str) -> MachineAdvice:
+        """The advice every free machine of ``action`` follows (one object per row)."""
+        adv = self._advice.get(action)
+        if adv is None:
+            row, expires = self.rows[action], self.hour_end + HOUR
+            adv = self._advice[action] = MachineAdvice(rank_by_prior_hours=row, expires=expires)
+        return adv
+
+    def explored(self, action: str, classes: Iterable[int]) -> MachineAdvice:
+        """The action's row with the top rank for ``classes`` (exploring on one machine); one
+        object per distinct row, so the negotiator ranks a few groups."""
+        top = set(classes)
+        row = tuple(EXPLORE_RANK if k in top else r for k, r in enumerate(self.rows[action]))
+        adv = self._explored.get(row)
+        if adv is None:
+            if len(self._explored) > INTERNED_ROWS:
+                self._explored.clear()  # old rows are no longer published anywhere
+            adv = self._explored[row] = MachineAdvice(rank_by_prior_hours=row)
+        return adv
+
+    def rebuild(self, columns: Sequence[dict[str, float]], hour_end: float) -> None:
+        """The rows of restored decisions (a snapshot keeps the columns, not the rows)."""
+        for action in self.actions:
+            self.rows[action] = tuple(col.get(action, -1.0) for col in columns)
+        self.hour_end = hour_end
+        self._advice.clear()

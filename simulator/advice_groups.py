@@ -108,7 +108,7 @@ class AdviceGroups:
     def _leave(self, m: int, key: int) -> None:
         members = self.groups[key][1]
         members.discard(m)
-        if not members and key >= 0:  # a name's group stays: its followers come back
+        if not members:
             del self.groups[key]
             self._levels.clear()
 

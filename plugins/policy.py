@@ -101,6 +101,10 @@ class Policy(ABC):
     WANTS: ClassVar[frozenset[type]] = frozenset()
     """Event kinds this policy learns from; the driver skips building the others (speed)."""
     NEEDS_ORACLE: ClassVar[bool] = False
+    ASKS_ONLY_WHEN_FREED: ClassVar[bool] = False
+    """True: advice for a free machine does not depend on it being awake or asleep, so a driver
+    asks about a machine when it becomes free or its advice lapses, and a machine that merely
+    falls asleep, wakes or reboots while free keeps its advice (a year has millions of those)."""
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
         self.context = context

@@ -152,6 +152,11 @@ class AdviceCache:
                 entry = self.shared[name]
         return entry
 
+    def filed(self, m: int) -> Filed:
+        """What machine ``m`` carries now: the name it follows, else its advice."""
+        name = self.follows.get(m)
+        return name if name is not None else self.get(m)
+
     def get(self, m: int) -> MachineAdvice:
         entry = self._entry(m)
         return NEUTRAL_MACHINE_ADVICE if entry is None else entry[0]

@@ -101,6 +101,10 @@ class CampusPool:
         self.sleeping = IndexedSet()
         self.changed: set[int] = set()
         """Machines that became free or fell asleep since the negotiator last looked."""
+        self.freed: set[int] = set()
+        """Of those, the machines that were not free before (taken by an owner, a job, down)."""
+        self._taken = [True] * n
+        """Per machine: not free since an owner, a job or a failure last took it."""
         for m in range(n):
             self._become_idle(m, start)
 
@@ -111,6 +115,8 @@ class CampusPool:
         self.state[m] = state
         self.since[m] = now
         self.version[m] += 1
+        if state > IDLE:  # OWNER, HTC or DOWN
+            self._taken[m] = True
         if old == IDLE:
             self.free_awake.discard(m)
         elif old == SLEEP:
@@ -141,8 +147,15 @@ class CampusPool:
 
     def _free(self, m: int) -> None:
         self.free_awake.add(m)
-        self.changed.add(m)
+        self._changed(m)
         self.listener.machine_freed()
+
+    def _changed(self, m: int) -> None:
+        """The machine is a candidate for jobs in a new way (free, asleep, awake again)."""
+        self.changed.add(m)
+        if self._taken[m]:
+            self._taken[m] = False
+            self.freed.add(m)
 
     def _sleep_timer(self, arg: tuple[int, int]) -> None:
         m, version = arg
@@ -155,7 +168,7 @@ class CampusPool:
             return
         self._enter(m, SLEEP, self.engine.now())
         self.sleeping.add(m)
-        self.changed.add(m)
+        self._changed(m)
         self._power(m, PowerState.SLEEP)
 
     def wake(self, m: int) -> None:

@@ -113,10 +113,12 @@ class Negotiator:
     def _refresh_advice(self, now: float) -> set[int]:
         """Ask the policy about changed or lapsed candidates; return the machines re-advised."""
         pool, book, cache = self.pool, self.book, self.cache
-        stale = pool.changed
+        stale, kept = pool.changed, set()
+        if self.policy.ASKS_ONLY_WHEN_FREED:
+            stale, kept = pool.freed, pool.changed - pool.freed
         stale.update(cache.expire(now))
         machines, asked = self._views(stale)
-        pool.changed = set()
+        pool.changed, pool.freed = set(), set()
         view = PoolView(
             machines=machines,
             idle_jobs_by_prior_hours=tuple(book.idle_by_class),
@@ -141,6 +143,8 @@ class Negotiator:
                 if m not in stale:
                     updates.append((m, adv))
         self._store(updates, now)
+        if kept:
+            self._keep(sorted(kept - stale))
         if advice.jobs:
             book.apply_advice(advice.jobs, self.job_index)
         return stale
@@ -173,11 +177,17 @@ class Negotiator:
 
     def _store(self, updates: list[tuple[int, Filed | None]], now: float) -> None:
         """Publish advice per machine and file each under it for grouped matching."""
-        published = self.cache.store_all(updates, now)
-        machines = [m for m, _ in updates]
+        self._file([m for m, _ in updates], self.cache.store_all(updates, now))
+
+    def _keep(self, machines: list[int]) -> None:
+        """Machines still free with the advice they had (asleep now, or awake again)."""
+        self._file(machines, [self.cache.filed(m) for m in machines])
+
+    def _file(self, machines: list[int], filed: list[Filed]) -> None:
+        """File each machine under what it carries, in the family (awake, asleep) it is in."""
         awake, asleep = self.groups
-        awake.refile(machines, published, self.pool.sleeping)
-        asleep.refile(machines, published, self.pool.free_awake)
+        awake.refile(machines, filed, self.pool.sleeping)
+        asleep.refile(machines, filed, self.pool.free_awake)
 
     def _match_grouped(self, groups: AdviceGroups) -> None:
         """Oldest job first onto a random machine of the best-ranked advice group for its class."""

@@ -36,6 +36,7 @@ class Twins:
 
     def __init__(self, original: Policy) -> None:
         self.original = original
+        self.ASKS_ONLY_WHEN_FREED = original.ASKS_ONLY_WHEN_FREED
         self.restored: Policy | None = None
         self.compared = 0
         self.advised = 0

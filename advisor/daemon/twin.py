@@ -86,6 +86,11 @@ class NegotiatorBridge:
         self.twin = twin
         self.host: PolicyHost | None = None
 
+    @property
+    def ASKS_ONLY_WHEN_FREED(self) -> bool:
+        """Asked as the host's policy would be, so the twin makes a replay's calls."""
+        return self.host is not None and self.host.policy.ASKS_ONLY_WHEN_FREED
+
     def as_policy(self) -> Policy:
         return cast(Policy, self)
 

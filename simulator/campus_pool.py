@@ -107,20 +107,20 @@ class CampusPool:
     def _become_idle(self, m: int, now: float, delay_job: bool = False) -> None:
         """Idle: schedule sleep, and make the machine matchable (after the owner delay)."""
         self._enter(m, IDLE, now)
-        next_closing = self.next_closing[m]
+        rules, next_closing, at = self.rules, self.next_closing[m], self.engine.at
+        version = self.version[m]
         eligible = now
         if delay_job:
             closing = next_closing(now)
             if closing > now:  # open: wait for the job-start delay, or for closing time
-                eligible = min(now + self.rules.job_delay_open_s, closing)
-        quiet = now + self.rules.sleep_closed_s
-        sleep_at = min(now + self.rules.sleep_open_s, max(quiet, next_closing(quiet)))
-        version = self.version[m]
-        self.engine.at(sleep_at, self._sleep_timer, (m, version))
+                eligible = min(now + rules.job_delay_open_s, closing)
+        quiet = now + rules.sleep_closed_s
+        sleep_at = min(now + rules.sleep_open_s, max(quiet, next_closing(quiet)))
+        at(sleep_at, self._sleep_timer, (m, version))
         if eligible <= now:
             self._free(m)
         else:
-            self.engine.at(eligible, self._eligible_timer, (m, version))
+            at(eligible, self._eligible_timer, (m, version))
 
     def _eligible_timer(self, arg: tuple[int, int]) -> None:
         m, version = arg

@@ -17,17 +17,19 @@ class IndexedSet:
         self._pos: dict[int, int] = {}
 
     def add(self, item: int) -> None:
-        if item not in self._pos:
-            self._pos[item] = len(self._items)
+        pos = self._pos
+        if item not in pos:
+            pos[item] = len(self._items)
             self._items.append(item)
 
     def discard(self, item: int) -> None:
         pos = self._pos.pop(item, None)
         if pos is None:
             return
-        last = self._items.pop()
-        if pos < len(self._items):
-            self._items[pos] = last
+        items = self._items
+        last = items.pop()
+        if last != item:  # it sat elsewhere: the last member fills its hole
+            items[pos] = last
             self._pos[last] = pos
 
     def __contains__(self, item: object) -> bool:

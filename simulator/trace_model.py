@@ -64,7 +64,7 @@ class ClosingTimes:
     (same arithmetic, same result to the bit).
     """
 
-    __slots__ = ("_days", "_by_day")
+    __slots__ = ("_by_day", "_days")
 
     def __init__(self, hours: OpeningHours) -> None:
         self._days = hours.days

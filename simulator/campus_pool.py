@@ -144,7 +144,8 @@ class CampusPool:
         self._enter(m, SLEEP, self.engine.now())
         self.sleeping.add(m)
         self.changed.add(m)
-        self._power(m, PowerState.SLEEP)
+        if self.emit is not None:
+            self._power(m, PowerState.SLEEP)
 
     def wake(self, m: int) -> None:
         """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""
@@ -170,7 +171,8 @@ class CampusPool:
             self.emit(OwnerSessionStarted(now, self.names[m]))
         if self.state[m] == OWNER or self.down[m]:
             return
-        self._stop_job(m, AttemptOutcome.EVICTED_OWNER)
+        if self.job[m] >= 0:
+            self._stop_job(m, AttemptOutcome.EVICTED_OWNER)
         if self.state[m] == SLEEP:
             self._power(m, PowerState.ON)
         self._enter(m, OWNER, now)

@@ -47,10 +47,10 @@ class IndexedSet:
 
     def sample(self, rng: np.random.Generator, count: int) -> list[int]:
         """Up to ``count`` distinct members chosen uniformly at random."""
-        n = len(self._items)
+        items, n = self._items, len(self._items)
         if count >= n:
-            return [self._items[i] for i in rng.permutation(n)]
-        return [self._items[i] for i in rng.choice(n, size=count, replace=False)]
+            return [items[i] for i in rng.permutation(n).tolist()]
+        return [items[i] for i in rng.choice(n, size=count, replace=False).tolist()]
 
     def at(self, position: int) -> int:
         """The member at ``position`` (0 <= position < len); a random position draws a member."""

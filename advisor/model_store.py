@@ -14,12 +14,12 @@ import platform
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sklearn
 
-from plugins.idle.models import ModelPair
+if TYPE_CHECKING:
+    from plugins.idle.models import ModelPair
 
 STORE_FORMAT = 1
 META, MODELS = "meta.json", "models.pkl"
@@ -30,6 +30,8 @@ class ModelStoreError(ValueError):
 
 
 def library_versions() -> dict[str, str]:
+    import sklearn  # only when models are saved or loaded: it costs a second of CLI start-up
+
     return {
         "scikit-learn": sklearn.__version__,
         "numpy": np.__version__,
@@ -91,10 +93,11 @@ def load_models(directory: Path) -> tuple[dict[str, Any], dict[str, ModelPair]]:
             f"{directory}: store format {meta.get('format')!r}, expected {STORE_FORMAT}; retrain"
         )
     trained = meta.get("libraries", {}).get("scikit-learn")
-    if trained != sklearn.__version__:
+    running = library_versions()["scikit-learn"]
+    if trained != running:
         raise ModelStoreError(
             f"{directory}: models were trained with scikit-learn {trained}, this is "
-            f"{sklearn.__version__}; retrain them with `htcondor-advisor train-idle` "
+            f"{running}; retrain them with `htcondor-advisor train-idle` "
             f"(or install scikit-learn=={trained})"
         )
     with open(directory / MODELS, "rb") as fh:

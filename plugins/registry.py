@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
 from plugins.policy import OptionError, Policy
 
@@ -11,19 +11,23 @@ GROUP = "htcondor_advisor.policies"
 
 def available() -> dict[str, type[Policy]]:
     """Every registered policy class by its entry-point name."""
-    found: dict[str, type[Policy]] = {}
-    for ep in entry_points(group=GROUP):
-        cls = ep.load()
-        if not (isinstance(cls, type) and issubclass(cls, Policy)):
-            raise TypeError(f"entry point {ep.name!r} in {GROUP} is not a Policy subclass: {cls!r}")
-        found[ep.name] = cls
-    return found
+    return {ep.name: _load(ep) for ep in entry_points(group=GROUP)}
+
+
+def _load(ep: EntryPoint) -> type[Policy]:
+    cls = ep.load()
+    if not (isinstance(cls, type) and issubclass(cls, Policy)):
+        raise TypeError(f"entry point {ep.name!r} in {GROUP} is not a Policy subclass: {cls!r}")
+    return cls
 
 
 def policy_class(name: str) -> type[Policy]:
-    """The class registered as ``name``; the error lists what exists."""
-    registered = available()
-    if name not in registered:
-        known = ", ".join(sorted(registered)) or "none (is the package installed?)"
+    """The class registered as ``name``; the error lists what exists.
+
+    Only that entry point is loaded: the others may import heavy libraries (scikit-learn takes
+    about a second) that a replay of ``random`` never needs."""
+    named = {ep.name: ep for ep in entry_points(group=GROUP)}
+    if name not in named:
+        known = ", ".join(sorted(named)) or "none (is the package installed?)"
         raise OptionError(f"unknown policy {name!r}; registered policies: {known}")
-    return registered[name]
+    return _load(named[name])

@@ -21,7 +21,7 @@ from plugins.events import (
 )
 from simulator.engine import Engine
 from simulator.indexed_set import IndexedSet
-from simulator.trace_model import DAY, EPOCH_WEEKDAY, Inventory, OpeningHours
+from simulator.trace_model import DAY, ClosingTimes, Inventory
 
 SLEEP, IDLE, OWNER, HTC, DOWN = range(5)
 STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
@@ -50,20 +50,6 @@ class PoolRules:
         self.reboot_hour = reboot_hour
 
 
-def next_closing(hours: OpeningHours, t: float) -> float:
-    """The first time >= t at which the room is closed (t itself when closed now)."""
-    days = hours.days
-    probe = t
-    for _ in range(8):
-        day = probe // DAY
-        span = days[int((day + EPOCH_WEEKDAY) % 7)]
-        sod = probe - day * DAY
-        if span is None or not (span[0] <= sod < span[1]):
-            return probe
-        probe = day * DAY + span[1]
-    return float("inf")
-
-
 class CampusPool:
     """Machine states and transitions; tells the listener about ended attempts."""
 
@@ -81,7 +67,9 @@ class CampusPool:
         self.emit = emit
         self.names = [m.name for m in inventory.machines]
         self.index = inventory.index()
-        self.hours = [inventory.clusters[m.cluster].hours for m in inventory.machines]
+        rooms = {name: ClosingTimes(c.hours) for name, c in inventory.clusters.items()}
+        self.next_closing = [rooms[m.cluster].next_closing for m in inventory.machines]
+        """Per machine, its room's ``next_closing(t)`` (memoised, shared by the room's PCs)."""
         self.watts = [
             (m.sleep_watts, m.idle_watts, m.active_watts, m.active_watts, 0.0)
             for m in inventory.machines
@@ -125,20 +113,20 @@ class CampusPool:
     def _become_idle(self, m: int, now: float, delay_job: bool = False) -> None:
         """Idle: schedule sleep, and make the machine matchable (after the owner delay)."""
         self._enter(m, IDLE, now)
-        hours = self.hours[m]
+        rules, next_closing, at = self.rules, self.next_closing[m], self.engine.at
+        version = self.version[m]
         eligible = now
         if delay_job:
-            closing = next_closing(hours, now)
+            closing = next_closing(now)
             if closing > now:  # open: wait for the job-start delay, or for closing time
-                eligible = min(now + self.rules.job_delay_open_s, closing)
-        quiet = now + self.rules.sleep_closed_s
-        sleep_at = min(now + self.rules.sleep_open_s, max(quiet, next_closing(hours, quiet)))
-        version = self.version[m]
-        self.engine.at(sleep_at, self._sleep_timer, (m, version))
+                eligible = min(now + rules.job_delay_open_s, closing)
+        quiet = now + rules.sleep_closed_s
+        sleep_at = min(now + rules.sleep_open_s, max(quiet, next_closing(quiet)))
+        at(sleep_at, self._sleep_timer, (m, version))
         if eligible <= now:
             self._free(m)
         else:
-            self.engine.at(eligible, self._eligible_timer, (m, version))
+            at(eligible, self._eligible_timer, (m, version))
 
     def _eligible_timer(self, arg: tuple[int, int]) -> None:
         m, version = arg
@@ -169,7 +157,8 @@ class CampusPool:
         self._enter(m, SLEEP, self.engine.now())
         self.sleeping.add(m)
         self._changed(m)
-        self._power(m, PowerState.SLEEP)
+        if self.emit is not None:
+            self._power(m, PowerState.SLEEP)
 
     def wake(self, m: int) -> None:
         """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""
@@ -195,7 +184,8 @@ class CampusPool:
             self.emit(OwnerSessionStarted(now, self.names[m]))
         if self.state[m] == OWNER or self.down[m]:
             return
-        self._stop_job(m, AttemptOutcome.EVICTED_OWNER)
+        if self.job[m] >= 0:
+            self._stop_job(m, AttemptOutcome.EVICTED_OWNER)
         if self.state[m] == SLEEP:
             self._power(m, PowerState.ON)
         self._enter(m, OWNER, now)

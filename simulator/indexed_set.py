@@ -17,17 +17,19 @@ class IndexedSet:
         self._pos: dict[int, int] = {}
 
     def add(self, item: int) -> None:
-        if item not in self._pos:
-            self._pos[item] = len(self._items)
+        pos = self._pos
+        if item not in pos:
+            pos[item] = len(self._items)
             self._items.append(item)
 
     def discard(self, item: int) -> None:
         pos = self._pos.pop(item, None)
         if pos is None:
             return
-        last = self._items.pop()
-        if pos < len(self._items):
-            self._items[pos] = last
+        items = self._items
+        last = items.pop()
+        if last != item:  # it sat elsewhere: the last member fills its hole
+            items[pos] = last
             self._pos[last] = pos
 
     def __contains__(self, item: object) -> bool:
@@ -45,10 +47,10 @@ class IndexedSet:
 
     def sample(self, rng: np.random.Generator, count: int) -> list[int]:
         """Up to ``count`` distinct members chosen uniformly at random."""
-        n = len(self._items)
+        items, n = self._items, len(self._items)
         if count >= n:
-            return [self._items[i] for i in rng.permutation(n)]
-        return [self._items[i] for i in rng.choice(n, size=count, replace=False)]
+            return [items[i] for i in rng.permutation(n).tolist()]
+        return [items[i] for i in rng.choice(n, size=count, replace=False).tolist()]
 
     def at(self, position: int) -> int:
         """The member at ``position`` (0 <= position < len); a random position draws a member."""

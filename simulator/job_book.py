@@ -33,6 +33,7 @@ from simulator.trace_model import Jobs
 
 PENDING, QUEUED, RUNNING, DONE, REMOVED, HELD = range(6)
 MAX_REPLICAS = 10
+LAST_CLASS = PRIOR_HOURS_CLASSES - 1
 
 
 class JobBook:
@@ -85,7 +86,7 @@ class JobBook:
 
     # -- queue -------------------------------------------------------------------------------
     def prior_class(self, j: int) -> int:
-        return min(int(self.longest[j] // 3600), PRIOR_HOURS_CLASSES - 1)
+        return min(int(self.longest[j] // 3600), LAST_CLASS)
 
     def _constrained(self, j: int) -> bool:
         advice = self.advice.get(j)
@@ -171,10 +172,10 @@ class JobBook:
 
     def head(self, k: int) -> tuple[float, int] | None:
         """Oldest queued job of class ``k`` (dropping stale heap entries)."""
-        queue = self.queues[k]
+        queue, status = self.queues[k], self.status
         while queue:
             submit, j = queue[0]
-            if self.status[j] == QUEUED and self.prior_class(j) == k and not self._constrained(j):
+            if status[j] == QUEUED and self.prior_class(j) == k and not self._constrained(j):
                 return submit, j
             heapq.heappop(queue)
         return None

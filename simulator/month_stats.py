@@ -41,7 +41,8 @@ class MonthStats:
         return i
 
     def add(self, t: float, key: str, value: float) -> None:
-        self.values[self._index(t)][key] += value
+        i = self._i if self._lo <= t < self._hi else self._index(t)  # mostly the current month
+        self.values[i][key] += value
 
     def rows(self) -> list[tuple[str, dict[str, float]]]:
         return [(label, dict(v)) for label, v in zip(self.labels, self.values, strict=True)]

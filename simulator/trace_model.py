@@ -39,6 +39,57 @@ class OpeningHours:
         return span[0] <= sod < span[1]
 
 
+def scan_closing(days: tuple[tuple[float, float] | None, ...], t: float, tries: int = 8) -> float:
+    """The first time >= t at which a room with these weekly ``days`` is closed (t if closed now).
+
+    Walks open spans day by day, giving up (inf) after ``tries`` days: a room open round the clock
+    never closes."""
+    probe = t
+    for _ in range(tries):
+        day = probe // DAY
+        span = days[int((day + EPOCH_WEEKDAY) % 7)]
+        sod = probe - day * DAY
+        if span is None or not (span[0] <= sod < span[1]):
+            return probe
+        probe = day * DAY + span[1]
+    return float("inf")
+
+
+class ClosingTimes:
+    """``scan_closing`` for one room, memoised per day.
+
+    A replay asks for the next closing time at every idle transition (11 k times a simulated day);
+    the answer only depends on the day and on whether ``t`` falls inside that day's open span, so
+    each day's span and the closing time after it are worked out once, by ``scan_closing`` itself
+    (same arithmetic, same result to the bit).
+    """
+
+    __slots__ = ("_by_day", "_days")
+
+    def __init__(self, hours: OpeningHours) -> None:
+        self._days = hours.days
+        self._by_day: dict[float, tuple[float, float, float, float]] = {}
+
+    def next_closing(self, t: float) -> float:
+        """The first time >= t at which the room is closed (t itself when closed now)."""
+        day = t // DAY
+        entry = self._by_day.get(day)
+        if entry is None:
+            entry = self._by_day[day] = self._day_entry(day)
+        midnight, opens, closes, closing = entry
+        sod = t - midnight
+        return closing if opens <= sod < closes else t
+
+    def _day_entry(self, day: float) -> tuple[float, float, float, float]:
+        """(midnight, open from, open until, closing time after the span); a closed day never
+        matches its empty span."""
+        midnight = day * DAY
+        span = self._days[int((day + EPOCH_WEEKDAY) % 7)]
+        if span is None:
+            return midnight, 0.0, 0.0, midnight
+        return midnight, span[0], span[1], scan_closing(self._days, midnight + span[1], 7)
+
+
 @dataclass(frozen=True, slots=True)
 class Cluster:
     name: str

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from simulator.scenarios.campus import generate_campus, load_campus_config
-from simulator.scenarios.plots import plot_scenario
 from simulator.traces import write_inventory, write_jobs, write_owner_sessions
 
 
@@ -22,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from simulator.scenarios.plots import plot_scenario  # matplotlib: only when plotting
+
     trace = generate_campus(load_campus_config(args.config), args.days, args.scale, args.seed)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ import resource
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,12 +16,14 @@ from advisor.commands.sources_args import add_source_args, parse_sets, source_sp
 from advisor.model_store import save_models
 from advisor.training_map import process_map
 from plugins.idle.history import history_from_sessions
-from plugins.idle.policy import IdlePolicy
 from plugins.policy import OptionError
 from simulator.replay import build_policy
 from simulator.sources import SourceError, assemble
 from simulator.trace_model import Jobs, Trace
 from simulator.traces import read_inventory, read_owner_sessions
+
+if TYPE_CHECKING:
+    from plugins.idle.policy import IdlePolicy
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -103,6 +106,8 @@ def _prediction_us(policy: IdlePolicy, now: float) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from plugins.idle.policy import IdlePolicy  # scikit-learn: imported only when training
+
     until = month_start(args.until)
     trace = _trace(args)
     if args.term:

@@ -17,7 +17,6 @@ from advisor.commands.sources_args import parse_sets
 from advisor.commands.train_idle import load_history
 from advisor.parallel import run_parallel
 from advisor.training_map import Map, cached_map, process_map
-from plugins.idle.policy import IdlePolicy
 from simulator.month_stats import month_starts
 from simulator.replay import build_policy, replay
 from simulator.scenarios.campus import generate_campus, load_campus_config
@@ -56,6 +55,8 @@ class Run:
 
 def run_one(run: Run) -> dict[str, Any]:
     """One replay; for an idle policy also its training log and monthly accuracy."""
+    from plugins.idle.policy import IdlePolicy  # scikit-learn: not at CLI start-up
+
     trace = generate_campus(load_campus_config(), run.days, run.scale, run.seed)
     inner: Map = process_map(run.fit_workers, progress=False) if run.fit_workers > 1 else _serial
     fits = cached_map(inner, run.cache / f"seed{run.seed}-scale{run.scale}-days{run.days}")
@@ -74,6 +75,8 @@ def monthly_accuracy(
 ) -> dict[str, Any]:
     """Figure 7 without a replay: retrain at every month boundary on the owner history up to it
     (as the replay would) and score each month's models on the month that follows."""
+    from plugins.idle.policy import IdlePolicy  # scikit-learn: not at CLI start-up
+
     trace = generate_campus(load_campus_config(), args.days, args.scale, seed)
     cache = args.out / "model-cache" / f"seed{seed}-scale{args.scale}-days{args.days}"
     fits = cached_map(process_map(args.workers or 2, progress=False), cache)

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from plugins.policy import PolicyContext
-from plugins.utility.sarsa import UtilitySarsaPolicy
 from simulator.grid_queue.lcg import DEFAULT_SITE, lcg_workload
 from simulator.grid_queue.run import GridSimulation, processors
 from simulator.grid_queue.synthetic import mmn_workload
 from simulator.grid_queue.workload import GridWorkload
+
+if TYPE_CHECKING:
+    from plugins.utility.sarsa import UtilitySarsaPolicy
 
 NAME = "utility-bench"
 HELP = "time of one utility-sarsa decision at the heaviest load (paper 002 sec. V-C)"
@@ -33,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _policy(workload: GridWorkload) -> UtilitySarsaPolicy:
+    from plugins.utility.sarsa import UtilitySarsaPolicy  # scikit-learn: not at CLI start-up
+
     context = PolicyContext(processors(workload.processors))
     return UtilitySarsaPolicy(context, {"shares": workload.shares})
 

@@ -9,9 +9,14 @@ from plugins.policy import OptionError, Policy
 GROUP = "htcondor_advisor.policies"
 
 
+def registered() -> dict[str, EntryPoint]:
+    """The registered entry points by name (not loaded yet)."""
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
 def available() -> dict[str, type[Policy]]:
     """Every registered policy class by its entry-point name."""
-    return {ep.name: _load(ep) for ep in entry_points(group=GROUP)}
+    return {name: _load(ep) for name, ep in registered().items()}
 
 
 def _load(ep: EntryPoint) -> type[Policy]:
@@ -26,7 +31,7 @@ def policy_class(name: str) -> type[Policy]:
 
     Only that entry point is loaded: the others may import heavy libraries (scikit-learn takes
     about a second) that a replay of ``random`` never needs."""
-    named = {ep.name: ep for ep in entry_points(group=GROUP)}
+    named = registered()
     if name not in named:
         known = ", ".join(sorted(named)) or "none (is the package installed?)"
         raise OptionError(f"unknown policy {name!r}; registered policies: {known}")

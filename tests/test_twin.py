@@ -70,9 +70,16 @@ class EvictionCounter(Policy):
 
 @pytest.fixture
 def counter_registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = plugins.registry.available
+    class Registered:  # stands in for the entry point a site's package would declare
+        name = "eviction-counter"
+
+        @staticmethod
+        def load() -> type[Policy]:
+            return EvictionCounter
+
+    real = plugins.registry.registered
     monkeypatch.setattr(
-        plugins.registry, "available", lambda: {**real(), "eviction-counter": EvictionCounter}
+        plugins.registry, "registered", lambda: {**real(), "eviction-counter": Registered()}
     )
 
 

@@ -112,3 +112,5 @@ ALL_EVENT_KINDS: frozenset[type] = frozenset(
         AttemptEnded,
     }
 )
+
+ALL_POWER_STATES: frozenset[PowerState] = frozenset(PowerState)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from plugins.advice import Advice
-from plugins.events import Event
+from plugins.events import ALL_POWER_STATES, Event, PowerState
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +100,8 @@ class Policy(ABC):
     OPTIONS: ClassVar[Mapping[str, Option]] = {}
     WANTS: ClassVar[frozenset[type]] = frozenset()
     """Event kinds this policy learns from; the driver skips building the others (speed)."""
+    WANTS_POWER: ClassVar[frozenset[PowerState]] = ALL_POWER_STATES
+    """Of ``MachinePowerChanged`` (when wanted), the new states learned from; likewise."""
     NEEDS_ORACLE: ClassVar[bool] = False
     ASKS_ONLY_WHEN_FREED: ClassVar[bool] = False
     """True: advice for a free machine does not depend on it being awake or asleep, so a driver

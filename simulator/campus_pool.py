@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from plugins.events import (
+    ALL_EVENT_KINDS,
+    ALL_POWER_STATES,
     AttemptOutcome,
     Event,
     MachinePowerChanged,
@@ -60,11 +62,17 @@ class CampusPool:
         rules: PoolRules,
         listener: AttemptListener,
         emit: Callable[[Event], None] | None,
+        wants: frozenset[type] = ALL_EVENT_KINDS,
+        power_states: frozenset[PowerState] = ALL_POWER_STATES,
     ) -> None:
         self.engine = engine
         self.rules = rules
         self.listener = listener
-        self.emit = emit
+        self.emit = emit or (lambda event: None)
+        """Receives the machine events in ``wants``; the others are never built (millions)."""
+        self.emits_login = emit is not None and OwnerSessionStarted in wants
+        self.emits_logout = emit is not None and OwnerSessionEnded in wants
+        self.power_states = power_states if emit and MachinePowerChanged in wants else frozenset()
         self.names = [m.name for m in inventory.machines]
         self.index = inventory.index()
         rooms = {name: ClosingTimes(c.hours) for name, c in inventory.clusters.items()}
@@ -157,7 +165,7 @@ class CampusPool:
         self._enter(m, SLEEP, self.engine.now())
         self.sleeping.add(m)
         self._changed(m)
-        if self.emit is not None:
+        if PowerState.SLEEP in self.power_states:
             self._power(m, PowerState.SLEEP)
 
     def wake(self, m: int) -> None:
@@ -167,7 +175,7 @@ class CampusPool:
             self._become_idle(m, self.engine.now())
 
     def _power(self, m: int, state: PowerState) -> None:
-        if self.emit is not None:
+        if state in self.power_states:
             self.emit(MachinePowerChanged(self.engine.now(), self.names[m], state))
 
     def _stop_job(self, m: int, outcome: AttemptOutcome) -> None:
@@ -180,7 +188,7 @@ class CampusPool:
     def owner_login(self, m: int) -> None:
         now = self.engine.now()
         self.owners[m] += 1
-        if self.emit is not None:
+        if self.emits_login:
             self.emit(OwnerSessionStarted(now, self.names[m]))
         if self.state[m] == OWNER or self.down[m]:
             return
@@ -193,7 +201,7 @@ class CampusPool:
     def owner_logout(self, m: int) -> None:
         now = self.engine.now()
         self.owners[m] = max(0, self.owners[m] - 1)
-        if self.emit is not None:
+        if self.emits_logout:
             self.emit(OwnerSessionEnded(now, self.names[m]))
         if self.owners[m] or self.down[m] or self.state[m] != OWNER:
             return
@@ -203,12 +211,14 @@ class CampusPool:
     def reboot_all(self, _: object = None) -> None:
         """03:00: every machine without a logged-in owner reboots, evicting its job."""
         now = self.engine.now()
+        rebooted = PowerState.REBOOTED in self.power_states
         for m, state in enumerate(self.state):
             if state in (OWNER, DOWN):
                 continue
             self._stop_job(m, AttemptOutcome.EVICTED_REBOOT)
             self._become_idle(m, now)
-            self._power(m, PowerState.REBOOTED)
+            if rebooted:
+                self._power(m, PowerState.REBOOTED)
         self.engine.at(now + DAY, self.reboot_all)
 
     def machine_down(self, m: int) -> None:

@@ -12,11 +12,14 @@ from typing import Any
 import numpy as np
 
 from plugins.events import (
+    ALL_EVENT_KINDS,
+    ALL_POWER_STATES,
     AttemptOutcome,
     Event,
     MachinePowerChanged,
     OwnerSessionEnded,
     OwnerSessionStarted,
+    PowerState,
 )
 from plugins.policy import MachineInfo, Policy, PolicyContext
 from plugins.power.base import PowerPolicy
@@ -131,8 +134,11 @@ def build_world(
     negotiation_interval: float,
     emit_machine: Callable[[Event], None] | None,
     emit_job: Callable[[Event], None] | None,
+    wants: frozenset[type] = ALL_EVENT_KINDS,
+    power_states: frozenset[PowerState] = ALL_POWER_STATES,
 ) -> World:
     """Engine, pool, jobs and negotiator with the trace fed in; the negotiator asks ``advisor``.
+    ``emit_machine`` gets the machine events in ``wants`` (power changes to ``power_states``).
 
     The replay passes the policy itself; the digital twin passes the daemon's published advice.
     """
@@ -154,7 +160,7 @@ def build_world(
         nothing_to_match,
     )
     listener = _Listener(book.attempt_ended, nothing_to_match)
-    pool = CampusPool(engine, inv, rules, listener, emit_machine)
+    pool = CampusPool(engine, inv, rules, listener, emit_machine, wants, power_states)
     book.pool_finish = pool.finish_job
     rng = np.random.default_rng(seed + 7919)
     job_index = {job_id: j for j, job_id in enumerate(trace.jobs.job_id)}
@@ -193,8 +199,10 @@ def replay(
         seed,
         rules or PoolRules(),
         negotiation_interval,
-        _emitter(policy, MACHINE_EVENTS),
+        policy.observe if policy.WANTS & MACHINE_EVENTS else None,
         _emitter(policy, policy.WANTS - MACHINE_EVENTS),
+        policy.WANTS,
+        policy.WANTS_POWER,
     )
     engine, pool, book, months, negotiator = (
         world.engine,

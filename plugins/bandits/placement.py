@@ -71,6 +71,7 @@ class PlacementBandit(Policy):
     }
     """The events learned from, and the method each goes to."""
     WANTS = frozenset(HANDLERS)
+    WANTS_POWER = frozenset({PowerState.OFF})
     ASKS_ONLY_WHEN_FREED = True
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:

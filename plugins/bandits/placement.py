@@ -174,25 +174,20 @@ class PlacementBandit(Policy):
         slot = self._state(now, 0)[0]
         fresh = bool(newly_free or view.new_jobs) or slot != self.slot
         self.slot = slot
-        touched: set[str] = set()
+        rows = self.rows
         probes_moved: set[str] = set()
         for k, idle in enumerate(view.idle_jobs_by_prior_hours):
             if not (idle and fresh):
                 continue
             column, probe = self._decide(k, now)
-            last = self.columns[k]
-            if column != last:  # the actions whose class-k rank changed
-                touched.update(
-                    a
-                    for a in column.keys() | last.keys()
-                    if column.get(a, -1.0) != last.get(a, -1.0)
-                )
+            if column != self.columns[k]:
+                rows.set_column(k, column, self.columns[k])
                 self.columns[k] = column
             old = self.explore.pop(k, None)
             if probe is not None:
                 self.explore[k] = probe
             probes_moved.update(m for m in (old, probe) if m is not None and m in free)
-        stated = self.rows.restate(touched, self.columns, now)
+        stated = rows.changed(now)
         probed, action_of = set(self.explore.values()), self.action_of
         readvise = {mv.name for mv in view.machines} | probes_moved
         readvise.update(m for m in probed if action_of[m] in stated and m in free)

@@ -27,20 +27,23 @@ class ActionRows:
         self.hour_end = 0.0
         """The end of the hour in which the rows were last stated (they hold one hour more)."""
         self._advice: dict[str, MachineAdvice] = {}
+        self._changed: set[str] = set()
         self._explored: dict[tuple[float, ...], MachineAdvice] = {}
 
-    def restate(
-        self, touched: Iterable[str], columns: Sequence[dict[str, float]], now: float
-    ) -> set[str]:
-        """The actions whose row changed after new decisions (``columns``, per class k, the
-        ranks by action); in a new hour, every action."""
-        changed = set()
-        for action in touched:
-            row = tuple([col.get(action, -1.0) for col in columns])
-            if row != self.rows[action]:
-                self.rows[action] = row
-                self._advice.pop(action, None)
+    def set_column(self, k: int, column: dict[str, float], last: dict[str, float]) -> None:
+        """Class k's new ranks by action (``last``: the ones they replace)."""
+        rows, advice, changed = self.rows, self._advice, self._changed
+        for action in column.keys() | last.keys():
+            rank = column.get(action, -1.0)
+            if rank != last.get(action, -1.0):
+                row = rows[action]
+                rows[action] = (*row[:k], rank, *row[k + 1 :])
+                advice.pop(action, None)
                 changed.add(action)
+
+    def changed(self, now: float) -> set[str]:
+        """The actions whose row changed since last asked; in a new hour, every action."""
+        changed, self._changed = self._changed, set()
         if now >= self.hour_end:
             self.hour_end = (now // HOUR + 1) * HOUR
             self._advice.clear()
@@ -73,3 +76,4 @@ class ActionRows:
             self.rows[action] = tuple(col.get(action, -1.0) for col in columns)
         self.hour_end = hour_end
         self._advice.clear()
+        self._changed.clear()

@@ -223,9 +223,10 @@ class Negotiator:
             self._advance(heads, k)
 
     def _heads(self) -> list[tuple[float, int]]:
-        heads = []
-        for k in range(len(self.book.queues)):
-            head = self.book.head(k)
+        """The oldest job of each class with jobs waiting (a heap: oldest first)."""
+        book, heads = self.book, []
+        for k, waiting in enumerate(book.idle_by_class):
+            head = book.head(k) if waiting else None
             if head is not None:
                 heads.append((head[0], k))
         heapq.heapify(heads)

@@ -5,12 +5,17 @@ from __future__ import annotations
 import random
 
 import pytest
+from tracekit import H, inventory, trace
 
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice, PowerAdvice
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice, PowerAdvice
+from plugins.policy import Policy, PolicyContext, PoolView
 from simulator import advice_groups
 from simulator.advice_cache import AdviceCache, is_neutral
 from simulator.advice_groups import AdviceGroups
 from simulator.indexed_set import IndexedSet
+from simulator.job_book import DONE
+from simulator.replay import machine_infos, replay
+from simulator.trace_model import OpeningHours
 
 
 def no_names(name: str) -> MachineAdvice:
@@ -105,3 +110,46 @@ def test_a_new_value_of_a_name_re_ranks_its_followers_without_refiling_them() ->
     groups.restate("lab", low)
     assert groups.pick(0) == 2  # the followers now rank below machine 2
     assert groups.groups[groups.key_of[0]][1] is members and groups.key_of[1] == groups.key_of[0]
+
+
+class RoomRank(Policy):
+    """Every machine follows one named advice, ``rank``; records the machines it is asked about."""
+
+    NAME = "room-rank"
+
+    def __init__(self, context: PolicyContext, rank: float, only_when_freed: bool) -> None:
+        super().__init__(context)
+        self.rank = rank
+        self.ASKS_ONLY_WHEN_FREED = only_when_freed
+        self.asked: list[tuple[float, str, str]] = []
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        self.asked += [(now, mv.name, mv.state) for mv in view.machines]
+        follows = {mv.name: "room" for mv in view.machines}
+        room = MachineAdvice(rank=self.rank, expires=now + 86400.0)  # no lapse in the test
+        return Advice(shared={"room": room}, follows=follows)
+
+
+@pytest.mark.parametrize("only_when_freed", [True, False])
+def test_a_machine_falling_asleep_keeps_its_advice_without_asking_when_the_policy_says_so(
+    only_when_freed: bool,
+) -> None:
+    """Closed room: a job at 6 min has the PCs asked about while awake; they sleep after 15 min
+    and a second job comes at 2 h. Kept off by rank -1, both jobs must stay queued (the kept
+    advice holds on sleeping machines too); with rank 1 both run, the second on a woken PC."""
+    tr = trace(
+        inventory(2, OpeningHours((None,) * 7)),
+        jobs=[(0.1 * H, 600.0, 5 * H), (2 * H, 600.0, 5 * H)],
+        days=0.25,
+    )
+    off = RoomRank(PolicyContext(machine_infos(tr), seed=0), -1.0, only_when_freed)
+    kept_off = replay(tr, off, seed=0)
+    assert kept_off.book.attempts[:2] == [0, 0]
+    assert {(name, state) for t, name, state in off.asked if t < tr.start + H} == {
+        ("pc0", "idle"),
+        ("pc1", "idle"),
+    }
+    asleep = [(t, name) for t, name, state in off.asked if state == "sleep"]
+    assert (asleep == []) is only_when_freed  # asked again only for a machine's new state
+    run = replay(tr, RoomRank(PolicyContext(machine_infos(tr), seed=0), 1.0, only_when_freed))
+    assert run.book.status[:2] == [DONE, DONE]

@@ -67,21 +67,20 @@ class _Feed:
     """One lazily fed stream: only its next entry waits in the heap, scheduled when the previous
     one has run (so ties with other events keep the order of a plain ``at`` at that moment)."""
 
-    __slots__ = ("_at", "_callback", "_next", "_step")
+    __slots__ = ("_at", "_callback", "_step", "_stream")
 
     def __init__(self, engine: Engine, stream: Iterator[tuple[float, Any]], callback: Callback):
         self._at = engine.at
-        self._next = stream.__next__
+        self._stream = stream
         self._callback = callback
         self._step = self.step
 
     def step(self, item: Any) -> None:
+        """Deliver ``item``, then schedule the next entry (after it, as ties demand)."""
         self._callback(item)
         self.pull()
 
     def pull(self) -> None:
-        try:
-            when, item = self._next()
-        except StopIteration:
-            return
-        self._at(when, self._step, item)
+        nxt = next(self._stream, None)
+        if nxt is not None:
+            self._at(nxt[0], self._step, nxt[1])

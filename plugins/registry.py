@@ -24,10 +24,13 @@ def _load(ep: EntryPoint) -> type[Policy]:
 def policy_class(name: str) -> type[Policy]:
     """The class registered as ``name``; the error lists what exists.
 
-    Only that entry point is loaded: the others may import heavy libraries (scikit-learn takes
-    about a second) that a replay of ``random`` never needs."""
-    named = {ep.name: ep for ep in entry_points(group=GROUP)}
-    if name not in named:
-        known = ", ".join(sorted(named)) or "none (is the package installed?)"
+    An entry point of that name is loaded alone: the others may import heavy libraries
+    (scikit-learn takes about a second) that a replay of ``random`` never needs."""
+    named = [ep for ep in entry_points(group=GROUP) if ep.name == name]
+    if named:
+        return _load(named[-1])  # the last one wins, as in ``available``
+    registered = available()
+    if name not in registered:
+        known = ", ".join(sorted(registered)) or "none (is the package installed?)"
         raise OptionError(f"unknown policy {name!r}; registered policies: {known}")
-    return _load(named[name])
+    return registered[name]

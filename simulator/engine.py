@@ -7,9 +7,10 @@ The engine knows nothing about machines or jobs, so the campus and cluster model
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Iterator
-from heapq import heappop, heappush
+from heapq import heappush
 from typing import Any, Protocol
 
 Callback = Callable[[Any], None]
@@ -27,7 +28,7 @@ class Engine:
     def __init__(self, start: float) -> None:
         self._now = start
         self._heap: list[tuple[float, int, Callback, Any]] = []
-        self._next_seq = itertools.count().__next__
+        self._seq = itertools.count()
         self.events = 0
 
     def now(self) -> float:
@@ -35,12 +36,24 @@ class Engine:
 
     def at(self, time: float, callback: Callback, arg: Any = None) -> None:
         """Run ``callback(arg)`` at ``time`` (never earlier than now)."""
-        now = self._now
-        heappush(self._heap, (time if time > now else now, self._next_seq(), callback, arg))
+        when = time if time > self._now else self._now
+        heappush(
+            self._heap, (when, next(self._seq), callback, arg)
+        )  # a bare name: ~0.7 M calls a month
 
     def feed(self, stream: Iterator[tuple[float, Any]], callback: Callback) -> None:
         """Deliver a time-sorted stream of ``(time, arg)`` pairs to ``callback`` one by one."""
-        _Feed(self, stream, callback).pull()
+
+        def step(item: Any) -> None:
+            callback(item)
+            pull()
+
+        def pull() -> None:
+            nxt = next(stream, None)
+            if nxt is not None:
+                self.at(nxt[0], step, nxt[1])
+
+        pull()
 
     def pending(self) -> int:
         return len(self._heap)
@@ -48,10 +61,11 @@ class Engine:
     def run(self, until: float, on_advance: Callable[[float], None] | None = None) -> int:
         """Process events with time < ``until``; ``on_advance(t)`` sees each new time (progress)."""
         heap = self._heap
+        pop = heapq.heappop
         processed = 0
         last = self._now
         while heap and heap[0][0] < until:
-            when, _, callback, arg = heappop(heap)
+            when, _, callback, arg = pop(heap)
             self._now = when
             if on_advance is not None and when != last:
                 on_advance(when)
@@ -61,27 +75,3 @@ class Engine:
         self._now = max(self._now, until)
         self.events += processed
         return processed
-
-
-class _Feed:
-    """One lazily fed stream: only its next entry waits in the heap, scheduled when the previous
-    one has run (so ties with other events keep the order of a plain ``at`` at that moment)."""
-
-    __slots__ = ("_at", "_callback", "_next", "_step")
-
-    def __init__(self, engine: Engine, stream: Iterator[tuple[float, Any]], callback: Callback):
-        self._at = engine.at
-        self._next = stream.__next__
-        self._callback = callback
-        self._step = self.step
-
-    def step(self, item: Any) -> None:
-        self._callback(item)
-        self.pull()
-
-    def pull(self) -> None:
-        try:
-            when, item = self._next()
-        except StopIteration:
-            return
-        self._at(when, self._step, item)

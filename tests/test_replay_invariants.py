@@ -6,11 +6,19 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from tracekit import run_recorded
+from tracekit import Recorder, run_recorded
 
-from plugins.events import AttemptEnded, AttemptOutcome, OwnerSessionEnded, OwnerSessionStarted
+from plugins.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    MachinePowerChanged,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+    PowerState,
+)
+from plugins.policy import PolicyContext
 from simulator.campus_pool import STATE_NAMES
-from simulator.replay import build_policy, replay
+from simulator.replay import build_policy, machine_infos, replay
 from simulator.scenarios.campus import generate_campus, load_campus_config
 from simulator.summary import summarize
 
@@ -108,3 +116,20 @@ def test_monthly_series_add_up(recorded) -> None:
     assert [m["month"] for m in months] == ["2010-01"]
     assert sum(m["jobs_completed"] for m in months) == summary["jobs"]["completed"]
     assert np.isclose(sum(m["energy_mwh_good"] for m in months), summary["energy_mwh"]["good"])
+
+
+def test_a_policy_is_shown_only_the_event_kinds_and_power_states_it_wants(campus) -> None:
+    class Picky(Recorder):
+        WANTS = frozenset({AttemptEnded, OwnerSessionStarted, MachinePowerChanged})
+        WANTS_POWER = frozenset({PowerState.SLEEP})
+
+    _, everything = run_recorded(campus, seed=5)
+    picky = Picky(PolicyContext(machine_infos(campus), seed=5))
+    replay(campus, picky, seed=5)
+    wanted = [
+        e
+        for e in everything
+        if type(e) in (AttemptEnded, OwnerSessionStarted)
+        or (isinstance(e, MachinePowerChanged) and e.state is PowerState.SLEEP)
+    ]
+    assert len(wanted) < len(everything) and picky.events == wanted

@@ -72,7 +72,7 @@ class AdviceGroups:
         group = self.groups.get(key)
         if group is not None:
             self.groups[key] = (value, group[1])
-            self._levels.clear()
+            self._reranked(group[0], value)
 
     def _trim(self) -> None:
         """Forget values no group carries now (a later equal value opens a new group anyway)."""
@@ -98,7 +98,7 @@ class AdviceGroups:
                 if group is None:
                     value = self.value_of(adv) if isinstance(adv, str) else adv
                     group = groups[key] = (value, IndexedSet())
-                    self._levels.clear()
+                    self._reranked(None, value)
                 group[1].add(m)
             elif m in others:
                 old = key_of.pop(m, None)
@@ -109,8 +109,14 @@ class AdviceGroups:
         members = self.groups[key][1]
         members.discard(m)
         if not members:
-            del self.groups[key]
-            self._levels.clear()
+            self._reranked(self.groups.pop(key)[0], None)
+
+    def _reranked(self, old: MachineAdvice | None, new: MachineAdvice | None) -> None:
+        """A group changed its advice, came or went: forget the levels of the classes whose
+        ranking that moves (a decision for one class changes one rank in each row)."""
+        levels = self._levels
+        for k in [k for k in levels if _place(old, k) != _place(new, k)]:
+            del levels[k]
 
     def levels(self, k: int) -> list[list[int]]:
         """Group keys for class k by rank, best first; held and negative ranks left out."""
@@ -118,8 +124,8 @@ class AdviceGroups:
         if found is None:
             by_rank: dict[float, list[int]] = {}
             for key, (advice, _) in self.groups.items():
-                rank = advice.rank_for(k)
-                if not advice.hold and rank >= 0:
+                rank = _place(advice, k)
+                if rank is not None:
                     by_rank.setdefault(rank, []).append(key)
             found = self._levels[k] = [by_rank[r] for r in sorted(by_rank, reverse=True)]
         return found
@@ -149,3 +155,11 @@ class AdviceGroups:
         if self.key_of.get(m) == key:
             del self.key_of[m]
         self._leave(m, key)
+
+
+def _place(advice: MachineAdvice | None, k: int) -> float | None:
+    """The rank class-k jobs see on machines of this advice; None: they are kept off."""
+    if advice is None or advice.hold:
+        return None
+    rank = advice.rank_for(k)
+    return rank if rank >= 0 else None

@@ -14,7 +14,9 @@ the machines that could take a job, then idle jobs are matched oldest first:
 
 Advice is asked for incrementally, as a live daemon refreshes it: each cycle only for candidate
 machines that changed since the last cycle or whose advice lapsed (its ``expires``, else the
-configured lifetime); everything else keeps the advice it was last given.
+configured lifetime); everything else keeps the advice it was last given. For a policy that
+``ASKS_ONLY_WHEN_FREED``, a machine that only fell asleep, woke or rebooted while free keeps its
+advice too. Machines following a named advice carry its latest value (``Advice.shared``).
 """
 
 from __future__ import annotations

@@ -86,12 +86,3 @@ class Advice:
     groups: dict[str, GroupAdvice] = field(default_factory=dict)
     shared: dict[str, MachineAdvice] = field(default_factory=dict)
     follows: dict[str, str] = field(default_factory=dict)
-
-    def for_machine(self, machine: str) -> MachineAdvice | None:
-        """This round's advice for ``machine``: its own, else the value of the name it follows
-        when stated this round (None: nothing new for it)."""
-        own = self.machines.get(machine)
-        if own is not None:
-            return own
-        name = self.follows.get(machine)
-        return None if name is None else self.shared.get(name)

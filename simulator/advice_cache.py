@@ -79,7 +79,7 @@ class AdviceCache:
             followed = follows.pop(m, None)
             if followed is not None:
                 self._followers[followed].discard(m)
-            if type(advice) is str:
+            if isinstance(advice, str):
                 if advice not in self.shared:
                     raise ValueError(f"machine {m} follows {advice!r}, which was never stated")
                 entries.pop(m, None)
@@ -87,7 +87,6 @@ class AdviceCache:
                 self._followers.setdefault(advice, set()).add(m)
                 published.append(advice)
                 continue
-            assert not isinstance(advice, str)
             if is_neutral(advice):
                 entries.pop(m, None)
                 published.append(NEUTRAL_MACHINE_ADVICE)

@@ -143,7 +143,7 @@ def test_local_knowledge_keeps_jobs_that_would_cross_the_reboot_queued(rule: boo
     now = MONDAY + 23 * H
     idle = tuple(1 if k in (2, 5) else 0 for k in range(PRIOR_HOURS_CLASSES))
     view = PoolView([MachineView("c0", "idle", now)], idle, new_jobs=["j"])
-    cheap = policy.advise(view, now).for_machine("c0")
-    assert cheap is not None
+    advice = policy.advise(view, now)
+    cheap = advice.shared[advice.follows["c0"]]  # c0 follows its cluster's row
     assert cheap.rank_for(2) > 0
     assert (cheap.rank_for(5) < 0) is rule

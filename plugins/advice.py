@@ -78,7 +78,8 @@ class Advice:
     states the names' values this round, ``follows`` says which machines carry which name from
     now on. Changing a name's value then re-advises all its followers at once, as an advice
     endpoint does that resolves the name when each machine's hook pulls. A machine named in
-    ``machines`` stops following.
+    ``machines`` stops following; a follow otherwise stands until its name lapses, so a machine
+    whose view says it follows a name needs no answer to go on following it.
     """
 
     machines: dict[str, MachineAdvice] = field(default_factory=dict)

@@ -32,11 +32,15 @@ class MachineInfo:
 
 @dataclass(frozen=True, slots=True)
 class MachineView:
-    """A machine the negotiator could use now: awake and free (``idle``) or ``sleep``-ing."""
+    """A machine the negotiator could use now: awake and free (``idle``) or ``sleep``-ing.
+
+    ``follows``: the named advice it carries now (None: its own advice, or none). A policy may
+    leave such a machine out of its answer: it keeps following the name."""
 
     name: str
     state: str
     free_since: float
+    follows: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,9 @@
 
 Only non-neutral advice is stored: a missing entry *is* the neutral advice, exactly as a missing or
 expired attribute is in a live pool. A machine carries either its own advice or follows a named
-(shared) advice; when a name lapses, all its followers lapse with it. Advice without its own
+(shared) advice. A follow stands until the machine is advised otherwise; while its name is lapsed
+(not stated again before its expiry) the followers carry neutral advice, as attributes past
+``AdvisorExpires`` do, and the name's next statement applies to them again. Advice without its own
 ``expires`` lapses a fixed lifetime after it is stored, so those lapses queue up in time order (a
 deque); only explicit expiries need a heap.
 """
@@ -48,6 +50,8 @@ class AdviceCache:
         self._token: dict[int, int] = {}
         self._shared_expiry: list[tuple[float, str, int]] = []
         self._shared_token: dict[str, int] = {}
+        self.lapsed: list[str] = []
+        """Names that lapsed in ``expire`` (their followers are neutral now); the reader clears."""
 
     def empty(self) -> bool:
         """No machine carries advice: matching is as if the advisor did not exist."""
@@ -74,6 +78,9 @@ class AdviceCache:
         in_order = not lapses or lapses[-1][0] <= lapse
         published: list[Filed] = []
         for m, advice in updates:
+            if advice is not None and follows.get(m) == advice:
+                published.append(advice)  # still following the same name: nothing to redo
+                continue
             token = tokens.get(m, 0) + 1
             tokens[m] = token
             followed = follows.pop(m, None)
@@ -81,7 +88,10 @@ class AdviceCache:
                 self._followers[followed].discard(m)
             if isinstance(advice, str):
                 if advice not in self.shared:
-                    raise ValueError(f"machine {m} follows {advice!r}, which was never stated")
+                    raise ValueError(
+                        f"machine {m} follows {advice!r}, which is not stated now "
+                        "(a policy states a name in Advice.shared before or as machines follow it)"
+                    )
                 entries.pop(m, None)
                 follows[m] = advice
                 self._followers.setdefault(advice, set()).add(m)
@@ -119,23 +129,18 @@ class AdviceCache:
         entries = self.entries
         for _, m, _ in due:
             entries.pop(m, None)
-        due.extend(self._expire_shared(now))
+        self._expire_shared(now)
         due.sort()
         return [m for _, m, _ in due]
 
-    def _expire_shared(self, now: float) -> list[tuple[float, int, int]]:
-        """Drop lapsed names; their followers lapse with them."""
-        due = []
+    def _expire_shared(self, now: float) -> None:
+        """Drop the values of lapsed names (their followers keep following, neutral for now)."""
         heap, tokens = self._shared_expiry, self._shared_token
         while heap and heap[0][0] <= now:
-            when, name, token = heapq.heappop(heap)
-            if tokens.get(name) != token:
-                continue
-            del self.shared[name], tokens[name]
-            for m in self._followers.pop(name, ()):
-                del self.follows[m]
-                due.append((when, m, 0))
-        return due
+            _, name, token = heapq.heappop(heap)
+            if tokens.get(name) == token:
+                del self.shared[name], tokens[name]
+                self.lapsed.append(name)
 
     def next_expiry(self) -> float | None:
         """When the earliest stored advice lapses (it may since have been replaced)."""
@@ -148,7 +153,7 @@ class AdviceCache:
         if entry is None:
             name = self.follows.get(m)
             if name is not None:
-                entry = self.shared[name]
+                entry = self.shared.get(name)
         return entry
 
     def filed(self, m: int) -> Filed:

@@ -14,9 +14,11 @@ the machines that could take a job, then idle jobs are matched oldest first:
 
 Advice is asked for incrementally, as a live daemon refreshes it: each cycle only for candidate
 machines that changed since the last cycle or whose advice lapsed (its ``expires``, else the
-configured lifetime); everything else keeps the advice it was last given. For a policy that
+configured lifetime); everything else keeps the advice it was last given, and a machine asked
+about but left out of the answer keeps the name it follows (its view says which). For a policy that
 ``ASKS_ONLY_WHEN_FREED``, a machine that only fell asleep, woke or rebooted while free keeps its
-advice too. Machines following a named advice carry its latest value (``Advice.shared``).
+advice too. Machines following a named advice carry its latest value (``Advice.shared``), neutral
+while the name is lapsed; they are not asked again when it lapses.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from array import array
 
 import numpy as np
 
-from plugins.advice import MachineAdvice
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
 from plugins.policy import MachineView, Policy, PoolView
 from simulator.advice_cache import AdviceCache, Filed
 from simulator.advice_groups import AdviceGroups
@@ -119,6 +121,10 @@ class Negotiator:
         if self.policy.ASKS_ONLY_WHEN_FREED:
             stale, kept = pool.freed, pool.changed - pool.freed
         stale.update(cache.expire(now))
+        for name in cache.lapsed:
+            for grouped in self.groups:
+                grouped.restate(name, NEUTRAL_MACHINE_ADVICE)
+        cache.lapsed.clear()
         machines, asked = self._views(stale)
         pool.changed, pool.freed = set(), set()
         view = PoolView(
@@ -135,8 +141,9 @@ class Negotiator:
                 for grouped in self.groups:
                     grouped.restate(name, value)
         given, follows, index = advice.machines, advice.follows, pool.index
+        # a machine left out of the answer keeps the name it follows (else: neutral advice)
         updates: list[tuple[int, Filed | None]] = [
-            (m, given.get(mv.name) or follows.get(mv.name))
+            (m, given.get(mv.name) or follows.get(mv.name) or mv.follows)
             for m, mv in zip(asked, machines, strict=True)
         ]
         for told in (follows, given):
@@ -155,8 +162,8 @@ class Negotiator:
         """The candidates among ``stale`` as the policy sees them, and their numbers.
 
         A view is reused while its machine's state and free time stay the same (views are
-        frozen): an hourly lapse re-asks about most free machines unchanged."""
-        pool, views = self.pool, self._view_of
+        frozen): a lapse re-asks about free machines unchanged."""
+        pool, views, follows = self.pool, self._view_of, self.cache.follows
         awake, asleep = pool.free_awake.live_keys(), pool.sleeping.live_keys()
         names, since = pool.names, pool.free_since
         machines, asked = [], []
@@ -167,15 +174,17 @@ class Negotiator:
                 state = "sleep"
             else:
                 continue
-            mv = views.get(m)
-            if mv is None or mv.state != state or mv.free_since != since[m]:
-                mv = views[m] = MachineView(names[m], state, since[m])
+            mv, name = views.get(m), follows.get(m)
+            if mv is None or mv.state != state or mv.free_since != since[m] or mv.follows != name:
+                mv = views[m] = MachineView(names[m], state, since[m], name)
             machines.append(mv)
             asked.append(m)
         return machines, asked
 
     def _shared_value(self, name: str) -> MachineAdvice:
-        return self.cache.shared[name][0]
+        """A name's value (neutral while it is lapsed)."""
+        entry = self.cache.shared.get(name)
+        return NEUTRAL_MACHINE_ADVICE if entry is None else entry[0]
 
     def _store(self, updates: list[tuple[int, Filed | None]], now: float) -> None:
         """Publish advice per machine and file each under it for grouped matching."""

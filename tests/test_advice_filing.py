@@ -75,7 +75,7 @@ def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
     assert 1 not in groups.key_of and len(groups.groups[groups.key_of[0]][1]) == 1
 
 
-def test_followers_carry_their_names_value_and_lapse_with_it() -> None:
+def test_followers_carry_their_names_value_and_are_neutral_while_it_is_lapsed() -> None:
     cache = AdviceCache(100.0)
     lab = MachineAdvice(rank=2.0, expires=300.0)
     own = MachineAdvice(rank=1.0)
@@ -88,9 +88,13 @@ def test_followers_carry_their_names_value_and_lapse_with_it() -> None:
     cache.store_all([(2, own)], 70.0)  # machine 2 has its own advice now: it stops following
     assert cache.expire(170.0) == [3, 2]  # own advice lapses after the lifetime
     assert cache.get(1).rank == 3.0
-    assert cache.expire(400.0) == [1]  # the name lapses, and its follower with it
-    assert cache.get(1) is NEUTRAL_MACHINE_ADVICE and cache.empty() and not cache.shared
-    with pytest.raises(ValueError, match="never stated"):
+    assert cache.expire(400.0) == []  # the name lapses: its follower is not asked again
+    assert cache.lapsed == ["lab"] and not cache.shared
+    assert cache.get(1) is NEUTRAL_MACHINE_ADVICE and cache.filed(1) == "lab"
+    assert cache.store_all([(1, "lab")], 400.0) == ["lab"]  # a standing follow needs no value
+    again = MachineAdvice(rank=4.0, expires=900.0)
+    assert cache.state("lab", again, 410.0) and cache.get(1) is again
+    with pytest.raises(ValueError, match="not stated now"):
         cache.store_all([(4, "hall")], 400.0)
 
 

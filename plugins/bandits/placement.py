@@ -189,7 +189,9 @@ class PlacementBandit(Policy):
             probes_moved.update(m for m in (old, probe) if m is not None and m in free)
         stated = rows.changed(now)
         probed, action_of = set(self.explore.values()), self.action_of
-        readvise = {mv.name for mv in view.machines} | probes_moved
+        # a machine already following its action's row needs no answer (it goes on following)
+        readvise = {mv.name for mv in view.machines if mv.follows != action_of[mv.name]}
+        readvise |= probes_moved
         readvise.update(m for m in probed if action_of[m] in stated and m in free)
         advice = Advice()
         # sorted: the negotiator files machines in this order, and str hashes vary by process

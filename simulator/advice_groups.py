@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from plugins.advice import MachineAdvice
+from plugins.advice import PRIOR_HOURS_CLASSES, MachineAdvice
 from simulator.advice_cache import Filed
 from simulator.indexed_set import IndexedSet
 
@@ -115,8 +115,12 @@ class AdviceGroups:
         """A group changed its advice, came or went: forget the levels of the classes whose
         ranking that moves (a decision for one class changes one rank in each row)."""
         levels = self._levels
-        for k in [k for k in levels if _place(old, k) != _place(new, k)]:
-            del levels[k]
+        if old is not None and new is not None and _same_ranks(old, new):
+            return  # restated for a new expiry only (every hour)
+        if levels:
+            before, after = _places(old), _places(new)
+            for k in [k for k in levels if before[k] != after[k]]:
+                del levels[k]
 
     def levels(self, k: int) -> list[list[int]]:
         """Group keys for class k by rank, best first; held and negative ranks left out."""
@@ -124,8 +128,11 @@ class AdviceGroups:
         if found is None:
             by_rank: dict[float, list[int]] = {}
             for key, (advice, _) in self.groups.items():
-                rank = _place(advice, k)
-                if rank is not None:
+                if advice.hold:
+                    continue
+                row = advice.rank_by_prior_hours  # rank_for(k), inlined: a hot loop
+                rank = advice.rank if row is None else row[min(k, len(row) - 1)]
+                if rank >= 0:
                     by_rank.setdefault(rank, []).append(key)
             found = self._levels[k] = [by_rank[r] for r in sorted(by_rank, reverse=True)]
         return found
@@ -157,9 +164,17 @@ class AdviceGroups:
         self._leave(m, key)
 
 
-def _place(advice: MachineAdvice | None, k: int) -> float | None:
-    """The rank class-k jobs see on machines of this advice; None: they are kept off."""
+def _same_ranks(a: MachineAdvice, b: MachineAdvice) -> bool:
+    return a.rank_by_prior_hours == b.rank_by_prior_hours and a.rank == b.rank and a.hold == b.hold
+
+
+def _places(advice: MachineAdvice | None) -> list[float | None]:
+    """Per class k, the rank its jobs see on machines of this advice; None: they are kept off."""
     if advice is None or advice.hold:
-        return None
-    rank = advice.rank_for(k)
-    return rank if rank >= 0 else None
+        return [None] * PRIOR_HOURS_CLASSES
+    row, n = advice.rank_by_prior_hours, PRIOR_HOURS_CLASSES
+    if row is None:
+        ranks = (advice.rank,) * n
+    else:  # as rank_for: a short row's last rank holds for the classes beyond it
+        ranks = row[:n] if len(row) >= n else (*row, *(row[-1],) * (n - len(row)))
+    return [rank if rank >= 0 else None for rank in ranks]

@@ -5,8 +5,10 @@ Policies that advise many machines alike (a bandit choosing clusters) hand out e
 of the best group is what HTCondor's "highest rank, ties at random" amounts to, at a cost that does
 not grow with the number of free machines. Groups are keyed by the advice's value, not its
 identity, so a policy restored from a snapshot (new but equal objects) files machines exactly as
-the uninterrupted one did. Members are dropped lazily: a member that is no longer
-free in its family (awake or asleep) is discarded when it is drawn.
+the uninterrupted one did. A group keeps its members per family (awake, asleep), so a machine
+falling asleep or waking moves between two sets of its group and the ranking of the groups is kept
+once for both. Members are dropped lazily: a member that is no longer free in its family is
+discarded when it is drawn.
 
 A value is hashed once per advice object: each object seen is mapped (by identity) to the small
 int naming its value, so the millions of re-filings in a year compare ints, not dataclasses.
@@ -27,19 +29,29 @@ KNOWN_OBJECTS = 20_000
 """Advice objects remembered by identity before the memory is trimmed to the live groups."""
 
 
+Members = tuple[IndexedSet, IndexedSet]
+"""A group's free members per family: awake, asleep."""
+Level = tuple[list[int], list[Members]]
+"""The groups sharing one rank for a class: their keys and their members."""
+
+
 class AdviceGroups:
     def __init__(
-        self, family: IndexedSet, rand: random.Random, value_of: Callable[[str], MachineAdvice]
+        self,
+        families: tuple[IndexedSet, IndexedSet],
+        rand: random.Random,
+        value_of: Callable[[str], MachineAdvice],
     ) -> None:
-        self.family = family
+        self.families = families
+        """The pool's free machines: awake, asleep (matching tries them in this order)."""
         self.rand = rand
         self.value_of = value_of
         """The current value of a named advice."""
         self._name_keys: dict[str, int] = {}
-        self.groups: dict[int, tuple[MachineAdvice, IndexedSet]] = {}
+        self.groups: dict[int, tuple[MachineAdvice, Members]] = {}
         """Per value id, the advice that opened the group and its members (in filing order)."""
         self.key_of: dict[int, int] = {}
-        self._levels: dict[int, list[list[int]]] = {}
+        self._levels: dict[int, list[Level]] = {}
         self._by_object: dict[int, tuple[int, MachineAdvice]] = {}
         """``id(advice)`` -> (value id, advice); holding the advice keeps its ``id`` unique."""
         self._by_value: dict[MachineAdvice, int] = {}
@@ -79,36 +91,41 @@ class AdviceGroups:
         self._by_value = {advice: vid for vid, (advice, _) in self.groups.items() if vid >= 0}
         self._by_object = {id(advice): (vid, advice) for advice, vid in self._by_value.items()}
 
-    def refile(self, machines: list[int], advice: list[Filed], other: IndexedSet) -> None:
-        """Machines re-advised, in order: file each member of the family under its advice (or
-        the name it follows) and drop each member of the ``other`` family (it moved there:
-        awake <-> asleep)."""
-        family, others = self.family.live_keys(), other.live_keys()
+    def refile(self, machines: list[int], advice: list[Filed]) -> None:
+        """Machines re-advised, in order: file each free one under its advice (or the name it
+        follows) in the family it is in now; one that changed family moves within its group."""
+        awake, asleep = (family.live_keys() for family in self.families)
         key_of, groups = self.key_of, self.groups
         for m, adv in zip(machines, advice, strict=True):
-            if m in family:
-                key = self.name_key(adv) if isinstance(adv, str) else self.value_id(adv)
-                old = key_of.get(m)
-                if old == key:
-                    continue  # re-advised alike (a lapse): already filed under it
-                if old is not None:
-                    self._leave(m, old)
-                key_of[m] = key
-                group = groups.get(key)
-                if group is None:
-                    value = self.value_of(adv) if isinstance(adv, str) else adv
-                    group = groups[key] = (value, IndexedSet())
-                    self._reranked(None, value)
-                group[1].add(m)
-            elif m in others:
-                old = key_of.pop(m, None)
-                if old is not None:
-                    self._leave(m, old)
+            if m in awake:
+                here = 0
+            elif m in asleep:
+                here = 1
+            else:
+                continue
+            key = self.name_key(adv) if isinstance(adv, str) else self.value_id(adv)
+            old = key_of.get(m)
+            if old == key:
+                members = groups[key][1]
+                if m not in members[here]:  # fell asleep or woke: same advice, other family
+                    members[1 - here].discard(m)
+                    members[here].add(m)
+                continue
+            if old is not None:
+                self._leave(m, old)
+            key_of[m] = key
+            group = groups.get(key)
+            if group is None:
+                value = self.value_of(adv) if isinstance(adv, str) else adv
+                group = groups[key] = (value, (IndexedSet(), IndexedSet()))
+                self._reranked(None, value)
+            group[1][here].add(m)
 
     def _leave(self, m: int, key: int) -> None:
         members = self.groups[key][1]
-        members.discard(m)
-        if not members:
+        members[0].discard(m)
+        members[1].discard(m)
+        if not (members[0] or members[1]):
             self._reranked(self.groups.pop(key)[0], None)
 
     def _reranked(self, old: MachineAdvice | None, new: MachineAdvice | None) -> None:
@@ -122,46 +139,67 @@ class AdviceGroups:
             for k in [k for k in levels if before[k] != after[k]]:
                 del levels[k]
 
-    def levels(self, k: int) -> list[list[int]]:
-        """Group keys for class k by rank, best first; held and negative ranks left out."""
+    def levels(self, k: int) -> list[Level]:
+        """The groups for class k by rank, best first; held and negative ranks left out."""
         found = self._levels.get(k)
         if found is None:
-            by_rank: dict[float, list[int]] = {}
-            for key, (advice, _) in self.groups.items():
+            by_rank: dict[float, Level] = {}
+            for key, (advice, members) in self.groups.items():
                 if advice.hold:
                     continue
                 row = advice.rank_by_prior_hours  # rank_for(k), inlined: a hot loop
                 rank = advice.rank if row is None else row[min(k, len(row) - 1)]
                 if rank >= 0:
-                    by_rank.setdefault(rank, []).append(key)
+                    level = by_rank.get(rank)
+                    if level is None:
+                        level = by_rank[rank] = ([], [])
+                    level[0].append(key)
+                    level[1].append(members)
             found = self._levels[k] = [by_rank[r] for r in sorted(by_rank, reverse=True)]
         return found
 
-    def pick(self, k: int) -> int | None:
-        """A random free member of the best group for class k (None: no machine takes it)."""
-        groups = self.groups
-        for level in self.levels(k):
+    def pick(self, k: int, family: int) -> int | None:
+        """A random free member of ``family`` (0 awake, 1 asleep) in the best group for class k
+        (None: no machine of that family takes it).
+
+        A machine that fell asleep may still be filed as awake: drawn there, it moves to the
+        asleep members. Matching draws every awake member of a level before it draws asleep
+        ones, so by then the level's sleepers have all moved."""
+        free, asleep = self.families[family].live_keys(), self.families[1].live_keys()
+        key_of, draw = self.key_of, self.rand.random
+        for keys, sets in self.levels(k):
             while True:
-                sizes = [len(groups[key][1]) if key in groups else 0 for key in level]
+                sizes = [len(members[family]) for members in sets]
                 total = sum(sizes)
                 if total == 0:
                     break
-                r = self.rand.randrange(total)
+                r = int(draw() * total)  # uniform over the level's members, in proportion
                 i = 0
                 while r >= sizes[i]:
                     r -= sizes[i]
                     i += 1
-                key = level[i]
-                m = groups[key][1].at(r)
-                if m in self.family and self.key_of.get(m) == key:
-                    return m
-                self._forget(m, key)
+                key, members = keys[i], sets[i]
+                m = members[family].at(r)
+                if key_of.get(m) == key:
+                    if m in free:
+                        return m
+                    if family == 0 and m in asleep:  # fell asleep since it was filed
+                        members[0].discard(m)
+                        members[1].add(m)
+                        continue
+                self._forget(m, key, family)
         return None
 
-    def _forget(self, m: int, key: int) -> None:
+    def _forget(self, m: int, key: int, family: int) -> None:
+        """A drawn member no longer free in ``family`` (a job or its owner took it)."""
+        members = self.groups[key][1]
+        members[family].discard(m)
+        if m in members[1 - family]:
+            return  # still filed in the other family (it is dropped there when drawn)
         if self.key_of.get(m) == key:
             del self.key_of[m]
-        self._leave(m, key)
+        if not members[1 - family] and not members[family]:
+            self._reranked(self.groups.pop(key)[0], None)
 
 
 def _same_ranks(a: MachineAdvice, b: MachineAdvice) -> bool:

@@ -64,10 +64,7 @@ class Negotiator:
         self.cycles = 0
         self.matches = 0
         rand = random.Random(repr(rng.bit_generator.state))  # draws nothing from rng
-        self.groups = (
-            AdviceGroups(pool.free_awake, rand, self._shared_value),
-            AdviceGroups(pool.sleeping, rand, self._shared_value),
-        )
+        self.groups = AdviceGroups((pool.free_awake, pool.sleeping), rand, self._shared_value)
         self._view_of: dict[int, MachineView] = {}
         self.advise_s = array("d")
         """Wall time of every ``advise`` call (the decision latency ``bench`` reports)."""
@@ -95,7 +92,7 @@ class Negotiator:
         self.cycles += 1
         now = self.engine.now()
         fresh = self._refresh_advice(now)
-        for group, grouped in zip((pool.free_awake, pool.sleeping), self.groups, strict=True):
+        for family, group in enumerate((pool.free_awake, pool.sleeping)):
             if book.idle_total == 0:
                 break
             if not group:
@@ -105,7 +102,7 @@ class Negotiator:
             elif book.constrained:
                 self._match_ranked(list(group), fresh, now)
             else:
-                self._match_grouped(grouped)
+                self._match_grouped(family)
         book.constrained_added = False
         kept_off = book.idle_total - len(book.constrained)
         lapse = self.cache.next_expiry()
@@ -122,8 +119,7 @@ class Negotiator:
             stale, kept = pool.freed, pool.changed - pool.freed
         stale.update(cache.expire(now))
         for name in cache.lapsed:
-            for grouped in self.groups:
-                grouped.restate(name, NEUTRAL_MACHINE_ADVICE)
+            self.groups.restate(name, NEUTRAL_MACHINE_ADVICE)
         cache.lapsed.clear()
         machines, asked = self._views(stale)
         pool.changed, pool.freed = set(), set()
@@ -138,8 +134,7 @@ class Negotiator:
         self.advise_s.append(time.perf_counter() - began)
         for name, value in advice.shared.items():
             if cache.state(name, value, now):
-                for grouped in self.groups:
-                    grouped.restate(name, value)
+                self.groups.restate(name, value)
         given, follows, index = advice.machines, advice.follows, pool.index
         # a machine left out of the answer keeps the name it follows (else: neutral advice)
         updates: list[tuple[int, Filed | None]] = [
@@ -153,7 +148,9 @@ class Negotiator:
                     updates.append((m, adv))
         self._store(updates, now)
         if kept:
-            self._keep(sorted(kept - stale))
+            # a machine that fell asleep moves within its group when matching draws it
+            awake = pool.free_awake.live_keys()
+            self._keep(sorted(m for m in kept - stale if m in awake))
         if advice.jobs:
             book.apply_advice(advice.jobs, self.job_index)
         return stale
@@ -188,24 +185,19 @@ class Negotiator:
 
     def _store(self, updates: list[tuple[int, Filed | None]], now: float) -> None:
         """Publish advice per machine and file each under it for grouped matching."""
-        self._file([m for m, _ in updates], self.cache.store_all(updates, now))
+        self.groups.refile([m for m, _ in updates], self.cache.store_all(updates, now))
 
     def _keep(self, machines: list[int]) -> None:
-        """Machines still free with the advice they had (asleep now, or awake again)."""
-        self._file(machines, [self.cache.filed(m) for m in machines])
+        """Machines still free with the advice they had, awake again."""
+        self.groups.refile(machines, [self.cache.filed(m) for m in machines])
 
-    def _file(self, machines: list[int], filed: list[Filed]) -> None:
-        """File each machine under what it carries, in the family (awake, asleep) it is in."""
-        awake, asleep = self.groups
-        awake.refile(machines, filed, self.pool.sleeping)
-        asleep.refile(machines, filed, self.pool.free_awake)
-
-    def _match_grouped(self, groups: AdviceGroups) -> None:
-        """Oldest job first onto a random machine of the best-ranked advice group for its class."""
-        heads = self._heads()
+    def _match_grouped(self, family: int) -> None:
+        """Oldest job first onto a random machine of the family (0 awake, 1 asleep) in the
+        best-ranked advice group for its class."""
+        heads, groups = self._heads(), self.groups
         while heads:
             _, k = heads[0]
-            m = groups.pick(k)
+            m = groups.pick(k, family)
             if m is None:
                 heapq.heappop(heads)
                 continue

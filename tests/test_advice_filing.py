@@ -59,20 +59,24 @@ def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
 ) -> None:
     monkeypatch.setattr(advice_groups, "KNOWN_OBJECTS", 8)
     awake, asleep = IndexedSet(), IndexedSet()
-    groups = AdviceGroups(awake, random.Random(1), no_names)
+    groups = AdviceGroups((awake, asleep), random.Random(1), no_names)
     for m in range(40):
         awake.add(m)
     row = (1.0, 2.0)
-    groups.refile([0, 1], [MachineAdvice(rank_by_prior_hours=row)] * 2, asleep)
+    groups.refile([0, 1], [MachineAdvice(rank_by_prior_hours=row)] * 2)
     others = [MachineAdvice(rank=float(i)) for i in range(2, 40)]  # forces trims
-    groups.refile(list(range(2, 40)), others, asleep)
-    groups.refile([1], [MachineAdvice(rank_by_prior_hours=row)], asleep)  # a new, equal object
+    groups.refile(list(range(2, 40)), others)
+    groups.refile([1], [MachineAdvice(rank_by_prior_hours=row)])  # a new, equal object
     assert groups.key_of[0] == groups.key_of[1]
     assert len(groups.groups) == 39
     awake.discard(1)
     asleep.add(1)
-    groups.refile([1], [others[0]], asleep)  # machine 1 fell asleep: dropped from its group
-    assert 1 not in groups.key_of and len(groups.groups[groups.key_of[0]][1]) == 1
+    groups.refile([1], [MachineAdvice(rank_by_prior_hours=row)])  # fell asleep, advised alike
+    awake_members, asleep_members = groups.groups[groups.key_of[0]][1]
+    assert groups.key_of[1] == groups.key_of[0] and list(awake_members) == [0]
+    assert list(asleep_members) == [1]  # it moved within its group
+    groups.refile([1], [others[0]])  # asleep with other advice: it leaves the row's group
+    assert groups.key_of[1] == groups.key_of[2] and not asleep_members
 
 
 def test_followers_carry_their_names_value_and_are_neutral_while_it_is_lapsed() -> None:
@@ -101,19 +105,38 @@ def test_followers_carry_their_names_value_and_are_neutral_while_it_is_lapsed() 
 def test_a_new_value_of_a_name_re_ranks_its_followers_without_refiling_them() -> None:
     cache = AdviceCache(100.0)
     awake, asleep = IndexedSet(), IndexedSet()
-    groups = AdviceGroups(awake, random.Random(1), lambda name: cache.shared[name][0])
+    groups = AdviceGroups((awake, asleep), random.Random(1), lambda name: cache.shared[name][0])
     for m in range(4):
         awake.add(m)
     cache.state("lab", MachineAdvice(rank=5.0), 0.0)
-    groups.refile([0, 1], cache.store_all([(0, "lab"), (1, "lab")], 0.0), asleep)
-    groups.refile([2], [MachineAdvice(rank=3.0)], asleep)
-    assert groups.pick(0) in {0, 1}
+    groups.refile([0, 1], cache.store_all([(0, "lab"), (1, "lab")], 0.0))
+    groups.refile([2], [MachineAdvice(rank=3.0)])
+    assert groups.pick(0, 0) in {0, 1} and groups.pick(0, 1) is None  # nobody asleep
     members = groups.groups[groups.key_of[0]][1]
     low = MachineAdvice(rank=1.0)
     cache.state("lab", low, 10.0)
     groups.restate("lab", low)
-    assert groups.pick(0) == 2  # the followers now rank below machine 2
+    assert groups.pick(0, 0) == 2  # the followers now rank below machine 2
     assert groups.groups[groups.key_of[0]][1] is members and groups.key_of[1] == groups.key_of[0]
+
+
+def test_a_member_no_longer_free_is_dropped_when_drawn_and_each_family_is_drawn_apart() -> None:
+    awake, asleep = IndexedSet(), IndexedSet()
+    groups = AdviceGroups((awake, asleep), random.Random(3), no_names)
+    for m in (0, 1):
+        awake.add(m)
+    asleep.add(2)
+    groups.refile([0, 1, 2], [MachineAdvice(rank=1.0)] * 3)
+    awake.discard(0)  # its owner took it: still a member until it is drawn
+    assert {groups.pick(0, 0) for _ in range(20)} == {1} and 0 not in groups.key_of
+    assert groups.pick(0, 1) == 2
+    awake.discard(1)
+    asleep.add(1)  # fell asleep, not refiled: the awake draw moves it
+    assert groups.pick(0, 0) is None and {groups.pick(0, 1) for _ in range(20)} == {1, 2}
+    asleep.discard(1)
+    asleep.discard(2)
+    assert groups.pick(0, 0) is None and groups.pick(0, 1) is None
+    assert not groups.groups and not groups.key_of
 
 
 class RoomRank(Policy):

@@ -5,11 +5,11 @@ bandit of state (hour, k) of every prior-hours class k with idle jobs draws its 
 the actions available now (machines or clusters with a free machine, "run", "stay queued"). It
 reaches the negotiator only as ``AdvisorRankByPriorHours[k]``: the greedy action's machines rank
 highest, actions the estimates prefer to queueing follow in estimate order (a burst spills over as
-it would job by job), every other machine gets -1, which keeps class-k jobs off it; "stay queued"
-is -1 everywhere. An exploring draw gives the top rank to one free machine of the explored action,
-so one job explores, as in the paper, not the whole class. The free machines of an action follow
-one named advice, its row: a new row re-ranks them all at once, and the negotiator ranks a few
-groups, not every machine.
+it would job by job; equal estimates rank alike, ties at random), every other machine gets -1,
+which keeps class-k jobs off it; "stay queued" is -1 everywhere. An exploring draw gives the top
+rank to one free machine of the explored action, so one job explores, as in the paper, not the
+whole class. The free machines of an action follow one named advice, its row: a new row re-ranks
+them all at once, and the negotiator ranks a few groups, not every machine.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ HOUR = 3600.0
 EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 INF = float("inf")
+GREEDY_RANK = 4.0
+"""The greedy action's rank, above every estimate's (2 + q' <= 3)."""
 
 
 def hour_of_day(t: float) -> int:
@@ -233,13 +235,15 @@ class PlacementBandit(Policy):
         if greedy == QUEUE or choice == QUEUE:
             return {}, probe
         floor = agent.value(state, QUEUE)
-        ranked = []
-        for a, v in zip(available, agent.values_of(state, available), strict=True):
-            if a != greedy and v is not None and (floor is None or v > floor):
-                ranked.append((v, a))
-        ranked.sort(key=lambda va: va[0])
-        ranks: dict[str, float] = {a: float(i + 1) for i, (_, a) in enumerate(ranked)}
-        ranks[str(greedy)] = float(len(ranked) + 1)
+        # Rank 2 + q'(s, a) (in [1, 3]: rewards lie in [-1, 1]) orders the actions by their
+        # estimates, over all of them: one without a free machine has none to rank, and a row
+        # moves only when its own estimate does, not when other actions come and go.
+        ranks: dict[str, float] = {
+            a: 2.0 + v
+            for a, v in zip(self.actions, agent.values_of(state, self.actions), strict=True)
+            if a != greedy and v is not None and (floor is None or v > floor)
+        }
+        ranks[str(greedy)] = GREEDY_RANK
         return ranks, probe
 
     # -- state -------------------------------------------------------------------------------

@@ -27,13 +27,14 @@ import heapq
 import random
 import time
 from array import array
+from collections.abc import Callable
 
 import numpy as np
 
 from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
 from plugins.policy import MachineView, Policy, PoolView
 from simulator.advice_cache import AdviceCache, Filed
-from simulator.advice_groups import AdviceGroups
+from simulator.advice_groups import AdviceGroups, Level
 from simulator.campus_pool import CampusPool
 from simulator.engine import Engine
 from simulator.job_book import JobBook
@@ -194,7 +195,8 @@ class Negotiator:
     def _match_grouped(self, family: int) -> None:
         """Oldest job first onto a random machine of the family (0 awake, 1 asleep) in the
         best-ranked advice group for its class."""
-        heads, groups = self._heads(), self.groups
+        groups = self.groups
+        heads = self._heads(groups.levels)
         while heads:
             _, k = heads[0]
             m = groups.pick(k, family)
@@ -225,11 +227,14 @@ class Negotiator:
             self._start(head[1], m)
             self._advance(heads, k)
 
-    def _heads(self) -> list[tuple[float, int]]:
-        """The oldest job of each class with jobs waiting (a heap: oldest first)."""
+    def _heads(self, levels: Callable[[int], list[Level]] | None = None) -> list[tuple[float, int]]:
+        """The oldest job of each class with jobs waiting (a heap: oldest first); with
+        ``levels``, only of the classes that some advice group takes."""
         book, heads = self.book, []
         for k, waiting in enumerate(book.idle_by_class):
-            head = book.head(k) if waiting else None
+            if not waiting or (levels is not None and not levels(k)):
+                continue  # e.g. a class a bandit keeps queued
+            head = book.head(k)
             if head is not None:
                 heads.append((head[0], k))
         heapq.heapify(heads)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+import numpy as np
+
 from plugins.events import (
     ALL_EVENT_KINDS,
     ALL_POWER_STATES,
@@ -23,11 +25,12 @@ from plugins.events import (
 )
 from simulator.engine import Engine
 from simulator.indexed_set import IndexedSet
-from simulator.trace_model import DAY, ClosingTimes, Inventory
+from simulator.trace_model import DAY, ClosingTimes, Inventory, OwnerSessions
 
 SLEEP, IDLE, OWNER, HTC, DOWN = range(5)
 STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
 MINUTE = 60.0
+INF = float("inf")
 
 
 class AttemptListener(Protocol):
@@ -101,6 +104,12 @@ class CampusPool:
         """Of those, the machines that were not free before (taken by an owner, a job, down)."""
         self._taken = [True] * n
         """Per machine: not free since an owner, a job or a failure last took it."""
+        self.owner_back = [INF] * n
+        """Per machine, when its owner logs in next (inf: not known). A sleep or eligibility
+        timer due later is never scheduled: that login takes the machine first, so the timer
+        would only fire stale (a third of all timers)."""
+        self._session_machine: list[int] = []
+        self._session_next: list[float] = []
         for m in range(n):
             self._become_idle(m, start)
 
@@ -130,10 +139,12 @@ class CampusPool:
                 eligible = min(now + rules.job_delay_open_s, closing)
         quiet = now + rules.sleep_closed_s
         sleep_at = min(now + rules.sleep_open_s, max(quiet, next_closing(quiet)))
-        at(sleep_at, self._sleep_timer, (m, version))
+        owner_back = self.owner_back[m]
+        if sleep_at <= owner_back:
+            at(sleep_at, self._sleep_timer, (m, version))
         if eligible <= now:
             self._free(m)
-        else:
+        elif eligible <= owner_back:
             at(eligible, self._eligible_timer, (m, version))
 
     def _eligible_timer(self, arg: tuple[int, int]) -> None:
@@ -185,8 +196,25 @@ class CampusPool:
             self.job[m] = -1
 
     # -- trace inputs ------------------------------------------------------------------------
-    def owner_login(self, m: int) -> None:
+    def plan_sessions(self, sessions: OwnerSessions) -> None:
+        """The trace's owner sessions: ``owner_login(s)`` starts session ``s`` (its index)."""
+        login, machine = sessions.login, sessions.machine
+        delivered = np.argsort(login, kind="stable")  # the order the replay feeds them in
+        by_machine = delivered[np.argsort(machine[delivered], kind="stable")]
+        same = machine[by_machine[1:]] == machine[by_machine[:-1]]
+        following = np.full(len(login), INF)
+        following[by_machine[:-1][same]] = login[by_machine[1:][same]]
+        first = by_machine[np.concatenate(([True], ~same))] if len(login) else by_machine
+        for m, t in zip(machine[first].tolist(), login[first].tolist(), strict=True):
+            self.owner_back[m] = t
+        self._session_machine = machine.tolist()
+        self._session_next = following.tolist()
+
+    def owner_login(self, s: int) -> None:
+        """Session ``s`` of the plan begins."""
         now = self.engine.now()
+        m = self._session_machine[s]
+        self.owner_back[m] = self._session_next[s]
         self.owners[m] += 1
         if self.emits_login:
             self.emit(OwnerSessionStarted(now, self.names[m]))

@@ -165,19 +165,23 @@ class CampusPool:
             self.freed.add(m)
 
     def _sleep_timer(self, arg: tuple[int, int]) -> None:
+        """Idle since ``version`` still: asleep now (the IDLE -> SLEEP step of ``_enter``)."""
         m, version = arg
-        if self.version[m] == version:
-            self.sleep_now(m)
-
-    def sleep_now(self, m: int) -> None:
-        """An idle machine goes to sleep (its timer, or "reserve-off" advice: HIBERNATE)."""
-        if self.state[m] != IDLE:
+        if self.version[m] != version:
             return
-        self._enter(m, SLEEP, self.engine.now())
+        now = self.engine.now()
+        self.seconds[m][IDLE] += now - self.since[m]
+        self.state[m], self.since[m], self.version[m] = SLEEP, now, version + 1
+        self.free_awake.discard(m)
         self.sleeping.add(m)
         self._changed(m)
         if PowerState.SLEEP in self.power_states:
             self._power(m, PowerState.SLEEP)
+
+    def sleep_now(self, m: int) -> None:
+        """An idle machine goes to sleep ("reserve-off" advice: HIBERNATE)."""
+        if self.state[m] == IDLE:
+            self._sleep_timer((m, self.version[m]))
 
     def wake(self, m: int) -> None:
         """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""

@@ -169,7 +169,7 @@ class CampusPool:
         m, version = arg
         if self.version[m] != version:
             return
-        now = self.engine.now()
+        now = self.engine.time
         self.seconds[m][IDLE] += now - self.since[m]
         self.state[m], self.since[m], self.version[m] = SLEEP, now, version + 1
         self.free_awake.discard(m)
@@ -187,11 +187,11 @@ class CampusPool:
         """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""
         if self.state[m] == SLEEP:
             self._power(m, PowerState.ON)
-            self._become_idle(m, self.engine.now())
+            self._become_idle(m, self.engine.time)
 
     def _power(self, m: int, state: PowerState) -> None:
         if state in self.power_states:
-            self.emit(MachinePowerChanged(self.engine.now(), self.names[m], state))
+            self.emit(MachinePowerChanged(self.engine.time, self.names[m], state))
 
     def _stop_job(self, m: int, outcome: AttemptOutcome) -> None:
         job = self.job[m]
@@ -216,7 +216,7 @@ class CampusPool:
 
     def owner_login(self, s: int) -> None:
         """Session ``s`` of the plan begins."""
-        now = self.engine.now()
+        now = self.engine.time
         m = self._session_machine[s]
         self.owner_back[m] = self._session_next[s]
         self.owners[m] += 1
@@ -231,7 +231,7 @@ class CampusPool:
         self._enter(m, OWNER, now)
 
     def owner_logout(self, m: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self.owners[m] = max(0, self.owners[m] - 1)
         if self.emits_logout:
             self.emit(OwnerSessionEnded(now, self.names[m]))
@@ -242,7 +242,7 @@ class CampusPool:
 
     def reboot_all(self, _: object = None) -> None:
         """03:00: every machine without a logged-in owner reboots, evicting its job."""
-        now = self.engine.now()
+        now = self.engine.time
         rebooted = PowerState.REBOOTED in self.power_states
         for m, state in enumerate(self.state):
             if state in (OWNER, DOWN):
@@ -254,7 +254,7 @@ class CampusPool:
         self.engine.at(now + DAY, self.reboot_all)
 
     def machine_down(self, m: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self.down[m] += 1
         if self.down[m] == 1:
             self._stop_job(m, AttemptOutcome.EVICTED_REBOOT)
@@ -262,7 +262,7 @@ class CampusPool:
             self._power(m, PowerState.OFF)
 
     def machine_up(self, m: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self.down[m] = max(0, self.down[m] - 1)
         if self.down[m] or self.state[m] != DOWN:
             return
@@ -275,7 +275,7 @@ class CampusPool:
     # -- HTC ---------------------------------------------------------------------------------
     def start_job(self, m: int, job: int) -> None:
         """Start an attempt (waking the machine if asleep: wake-on-LAN)."""
-        now = self.engine.now()
+        now = self.engine.time
         if self.state[m] == SLEEP:
             self._power(m, PowerState.ON)
         self._enter(m, HTC, now)
@@ -285,11 +285,11 @@ class CampusPool:
     def finish_job(self, m: int, outcome: AttemptOutcome) -> None:
         """The job on ``m`` completed or was removed: the machine is idle again at once."""
         self._stop_job(m, outcome)
-        self._become_idle(m, self.engine.now())
+        self._become_idle(m, self.engine.time)
 
     def close(self) -> None:
         """Account the time up to now for every machine (end of replay)."""
-        now = self.engine.now()
+        now = self.engine.time
         for m in range(len(self.state)):
             self.seconds[m][self.state[m]] += now - self.since[m]
             self.since[m] = now

@@ -200,22 +200,25 @@ class CampusPool:
             self.job[m] = -1
 
     # -- trace inputs ------------------------------------------------------------------------
-    def plan_sessions(self, sessions: OwnerSessions) -> None:
-        """The trace's owner sessions: ``owner_login(s)`` starts session ``s`` (its index)."""
-        login, machine = sessions.login, sessions.machine
-        delivered = np.argsort(login, kind="stable")  # the order the replay feeds them in
-        by_machine = delivered[np.argsort(machine[delivered], kind="stable")]
+    def plan_sessions(self, sessions: OwnerSessions) -> list[float]:
+        """Learn the trace's owner sessions; returns their login times in the order the replay
+        delivers them: ``owner_login(s)`` starts the ``s``-th."""
+        delivered = np.argsort(sessions.login, kind="stable")
+        login, machine = sessions.login[delivered], sessions.machine[delivered]
+        by_machine = np.argsort(machine, kind="stable")  # each machine's sessions in order
         same = machine[by_machine[1:]] == machine[by_machine[:-1]]
         following = np.full(len(login), INF)
         following[by_machine[:-1][same]] = login[by_machine[1:][same]]
         first = by_machine[np.concatenate(([True], ~same))] if len(login) else by_machine
         for m, t in zip(machine[first].tolist(), login[first].tolist(), strict=True):
             self.owner_back[m] = t
-        self._session_machine = machine.tolist()
+        numbers = np.array(range(len(self.names)), dtype=object)  # one int object per machine
+        self._session_machine = numbers[machine].tolist()
         self._session_next = following.tolist()
+        return login.tolist()
 
     def owner_login(self, s: int) -> None:
-        """Session ``s`` of the plan begins."""
+        """The ``s``-th planned session begins."""
         now = self.engine.time
         m = self._session_machine[s]
         self.owner_back[m] = self._session_next[s]

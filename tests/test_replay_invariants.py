@@ -144,10 +144,11 @@ def test_timers_skipped_for_a_returning_owner_change_nothing_but_the_event_count
     planned = summarize(replay(campus, build_policy("random", campus, seed=4), seed=4))
     plan = CampusPool.plan_sessions
 
-    def unknown_returns(pool: CampusPool, sessions: OwnerSessions) -> None:
-        plan(pool, sessions)
+    def unknown_returns(pool: CampusPool, sessions: OwnerSessions) -> list[float]:
+        logins = plan(pool, sessions)
         pool.owner_back = [float("inf")] * len(pool.owner_back)
         pool._session_next = [float("inf")] * len(sessions)
+        return logins
 
     monkeypatch.setattr(CampusPool, "plan_sessions", unknown_returns)
     unplanned = summarize(replay(campus, build_policy("random", campus, seed=4), seed=4))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+import numpy as np
+
 from plugins.events import (
     ALL_EVENT_KINDS,
     ALL_POWER_STATES,
@@ -23,11 +25,12 @@ from plugins.events import (
 )
 from simulator.engine import Engine
 from simulator.indexed_set import IndexedSet
-from simulator.trace_model import DAY, ClosingTimes, Inventory
+from simulator.trace_model import DAY, ClosingTimes, Inventory, OwnerSessions
 
 SLEEP, IDLE, OWNER, HTC, DOWN = range(5)
 STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
 MINUTE = 60.0
+INF = float("inf")
 
 
 class AttemptListener(Protocol):
@@ -101,6 +104,12 @@ class CampusPool:
         """Of those, the machines that were not free before (taken by an owner, a job, down)."""
         self._taken = [True] * n
         """Per machine: not free since an owner, a job or a failure last took it."""
+        self.owner_back = [INF] * n
+        """Per machine, when its owner logs in next (inf: not known). A sleep or eligibility
+        timer due later is never scheduled: that login takes the machine first, so the timer
+        would only fire stale (a third of all timers)."""
+        self._session_machine: list[int] = []
+        self._session_next: list[float] = []
         for m in range(n):
             self._become_idle(m, start)
 
@@ -130,10 +139,12 @@ class CampusPool:
                 eligible = min(now + rules.job_delay_open_s, closing)
         quiet = now + rules.sleep_closed_s
         sleep_at = min(now + rules.sleep_open_s, max(quiet, next_closing(quiet)))
-        at(sleep_at, self._sleep_timer, (m, version))
+        owner_back = self.owner_back[m]
+        if sleep_at <= owner_back:
+            at(sleep_at, self._sleep_timer, (m, version))
         if eligible <= now:
             self._free(m)
-        else:
+        elif eligible <= owner_back:
             at(eligible, self._eligible_timer, (m, version))
 
     def _eligible_timer(self, arg: tuple[int, int]) -> None:
@@ -154,29 +165,33 @@ class CampusPool:
             self.freed.add(m)
 
     def _sleep_timer(self, arg: tuple[int, int]) -> None:
+        """Idle since ``version`` still: asleep now (the IDLE -> SLEEP step of ``_enter``)."""
         m, version = arg
-        if self.version[m] == version:
-            self.sleep_now(m)
-
-    def sleep_now(self, m: int) -> None:
-        """An idle machine goes to sleep (its timer, or "reserve-off" advice: HIBERNATE)."""
-        if self.state[m] != IDLE:
+        if self.version[m] != version:
             return
-        self._enter(m, SLEEP, self.engine.now())
+        now = self.engine.time
+        self.seconds[m][IDLE] += now - self.since[m]
+        self.state[m], self.since[m], self.version[m] = SLEEP, now, version + 1
+        self.free_awake.discard(m)
         self.sleeping.add(m)
         self._changed(m)
         if PowerState.SLEEP in self.power_states:
             self._power(m, PowerState.SLEEP)
 
+    def sleep_now(self, m: int) -> None:
+        """An idle machine goes to sleep ("reserve-off" advice: HIBERNATE)."""
+        if self.state[m] == IDLE:
+            self._sleep_timer((m, self.version[m]))
+
     def wake(self, m: int) -> None:
         """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""
         if self.state[m] == SLEEP:
             self._power(m, PowerState.ON)
-            self._become_idle(m, self.engine.now())
+            self._become_idle(m, self.engine.time)
 
     def _power(self, m: int, state: PowerState) -> None:
         if state in self.power_states:
-            self.emit(MachinePowerChanged(self.engine.now(), self.names[m], state))
+            self.emit(MachinePowerChanged(self.engine.time, self.names[m], state))
 
     def _stop_job(self, m: int, outcome: AttemptOutcome) -> None:
         job = self.job[m]
@@ -185,8 +200,28 @@ class CampusPool:
             self.job[m] = -1
 
     # -- trace inputs ------------------------------------------------------------------------
-    def owner_login(self, m: int) -> None:
-        now = self.engine.now()
+    def plan_sessions(self, sessions: OwnerSessions) -> list[float]:
+        """Learn the trace's owner sessions; returns their login times in the order the replay
+        delivers them: ``owner_login(s)`` starts the ``s``-th."""
+        delivered = np.argsort(sessions.login, kind="stable")
+        login, machine = sessions.login[delivered], sessions.machine[delivered]
+        by_machine = np.argsort(machine, kind="stable")  # each machine's sessions in order
+        same = machine[by_machine[1:]] == machine[by_machine[:-1]]
+        following = np.full(len(login), INF)
+        following[by_machine[:-1][same]] = login[by_machine[1:][same]]
+        first = by_machine[np.concatenate(([True], ~same))] if len(login) else by_machine
+        for m, t in zip(machine[first].tolist(), login[first].tolist(), strict=True):
+            self.owner_back[m] = t
+        numbers = np.array(range(len(self.names)), dtype=object)  # one int object per machine
+        self._session_machine = numbers[machine].tolist()
+        self._session_next = following.tolist()
+        return login.tolist()
+
+    def owner_login(self, s: int) -> None:
+        """The ``s``-th planned session begins."""
+        now = self.engine.time
+        m = self._session_machine[s]
+        self.owner_back[m] = self._session_next[s]
         self.owners[m] += 1
         if self.emits_login:
             self.emit(OwnerSessionStarted(now, self.names[m]))
@@ -199,7 +234,7 @@ class CampusPool:
         self._enter(m, OWNER, now)
 
     def owner_logout(self, m: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self.owners[m] = max(0, self.owners[m] - 1)
         if self.emits_logout:
             self.emit(OwnerSessionEnded(now, self.names[m]))
@@ -210,7 +245,7 @@ class CampusPool:
 
     def reboot_all(self, _: object = None) -> None:
         """03:00: every machine without a logged-in owner reboots, evicting its job."""
-        now = self.engine.now()
+        now = self.engine.time
         rebooted = PowerState.REBOOTED in self.power_states
         for m, state in enumerate(self.state):
             if state in (OWNER, DOWN):
@@ -222,7 +257,7 @@ class CampusPool:
         self.engine.at(now + DAY, self.reboot_all)
 
     def machine_down(self, m: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self.down[m] += 1
         if self.down[m] == 1:
             self._stop_job(m, AttemptOutcome.EVICTED_REBOOT)
@@ -230,7 +265,7 @@ class CampusPool:
             self._power(m, PowerState.OFF)
 
     def machine_up(self, m: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self.down[m] = max(0, self.down[m] - 1)
         if self.down[m] or self.state[m] != DOWN:
             return
@@ -243,7 +278,7 @@ class CampusPool:
     # -- HTC ---------------------------------------------------------------------------------
     def start_job(self, m: int, job: int) -> None:
         """Start an attempt (waking the machine if asleep: wake-on-LAN)."""
-        now = self.engine.now()
+        now = self.engine.time
         if self.state[m] == SLEEP:
             self._power(m, PowerState.ON)
         self._enter(m, HTC, now)
@@ -253,11 +288,11 @@ class CampusPool:
     def finish_job(self, m: int, outcome: AttemptOutcome) -> None:
         """The job on ``m`` completed or was removed: the machine is idle again at once."""
         self._stop_job(m, outcome)
-        self._become_idle(m, self.engine.now())
+        self._become_idle(m, self.engine.time)
 
     def close(self) -> None:
         """Account the time up to now for every machine (end of replay)."""
-        now = self.engine.now()
+        now = self.engine.time
         for m in range(len(self.state)):
             self.seconds[m][self.state[m]] += now - self.since[m]
             self.since[m] = now

@@ -118,7 +118,7 @@ class JobBook:
         self.idle_total -= 1
 
     def submit(self, j: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self.new_jobs.append(j)
         self._announce(j, now)
         self.months.add(now, "submitted", 1)
@@ -146,7 +146,7 @@ class JobBook:
         """Queue ``count - 1`` replicas of job ``j`` beside it (it is unfinished)."""
         if self.status[j] not in (QUEUED, RUNNING):
             return
-        now = self.engine.now()
+        now = self.engine.time
         self.family[j] = [j]
         for i in range(1, count):
             e = len(self.status)
@@ -189,7 +189,7 @@ class JobBook:
 
     # -- attempts ----------------------------------------------------------------------------
     def start(self, j: int, m: int) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         self._dequeue(j)
         self.status[j] = RUNNING
         self.machine[j] = m
@@ -206,7 +206,7 @@ class JobBook:
             self.pool_finish(self.machine[j], AttemptOutcome.COMPLETED)
 
     def attempt_ended(self, j: int, m: int, outcome: AttemptOutcome) -> None:
-        now = self.engine.now()
+        now = self.engine.time
         duration = now - self.started[j]
         energy = duration * self.active_watts[m] / 3600.0
         self.longest[j] = max(self.longest[j], duration)
@@ -250,7 +250,7 @@ class JobBook:
         """The user removes a job that has not completed (all of its running attempts wasted)."""
         if self.status[j] in (DONE, REMOVED, PENDING):
             return
-        self.months.add(self.engine.now(), "removed", 1)
+        self.months.add(self.engine.time, "removed", 1)
         for e in self.family.pop(j, [j]):
             self._withdraw(e)
 
@@ -264,7 +264,7 @@ class JobBook:
                 self._dequeue(j)
             self.status[j] = REMOVED
             if self.emit is not None:
-                self.emit(JobRemoved(self.engine.now(), self.ids[j]))
+                self.emit(JobRemoved(self.engine.time, self.ids[j]))
 
     def close(self, now: float) -> None:
         """End of replay: fold the replicas into their jobs, so every list is one row per job."""

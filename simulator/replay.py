@@ -172,7 +172,8 @@ def build_world(
     book.on_queued = listener.machine_freed = negotiator.request  # direct: ~0.5 M calls a month
 
     owners, jobs, down = trace.owners, trace.jobs, trace.unavailability
-    engine.feed(_pairs(owners.login, owners.machine), pool.owner_login)
+    logins = pool.plan_sessions(owners)
+    engine.feed(zip(logins, range(len(logins)), strict=True), pool.owner_login)
     engine.feed(_pairs(owners.logout, owners.machine), pool.owner_logout)
     engine.feed(_pairs(jobs.submit, np.arange(len(jobs))), book.submit)
     removable = np.flatnonzero(np.isfinite(jobs.remove))

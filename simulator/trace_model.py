@@ -64,21 +64,30 @@ class ClosingTimes:
     (same arithmetic, same result to the bit).
     """
 
-    __slots__ = ("_by_day", "_days")
+    __slots__ = ("_by_day", "_days", "_span")
 
     def __init__(self, hours: OpeningHours) -> None:
         self._days = hours.days
         self._by_day: dict[float, tuple[float, float, float, float]] = {}
+        self._span = (0.0, 0.0, 0.0, 0.0)
+        """The day entry whose open span held the last time asked about: most questions fall in
+        it again. Same test as on the day's own entry (``t - midnight`` is exact near the span)."""
 
     def next_closing(self, t: float) -> float:
         """The first time >= t at which the room is closed (t itself when closed now)."""
+        midnight, opens, closes, closing = self._span
+        if opens <= t - midnight < closes:
+            return closing
         day = t // DAY
         entry = self._by_day.get(day)
         if entry is None:
             entry = self._by_day[day] = self._day_entry(day)
         midnight, opens, closes, closing = entry
         sod = t - midnight
-        return closing if opens <= sod < closes else t
+        if opens <= sod < closes:
+            self._span = entry
+            return closing
+        return t
 
     def _day_entry(self, day: float) -> tuple[float, float, float, float]:
         """(midnight, open from, open until, closing time after the span); a closed day never

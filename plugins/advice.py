@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from plugins.direct_init import direct_init
+
 PRIOR_HOURS_CLASSES = 24
 """Jobs are classed by their longest earlier attempt in whole hours, 0..23 (paper 000, sec. 4)."""
 
@@ -20,6 +22,7 @@ class PowerAdvice(StrEnum):
     WAKE = "wake"
 
 
+@direct_init
 @dataclass(frozen=True, slots=True)
 class MachineAdvice:
     """Advice for one machine; a negative rank keeps jobs of that class off the machine."""

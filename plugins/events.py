@@ -6,34 +6,10 @@ Events are frozen so a policy can keep them without copying.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
 
-E = TypeVar("E")
-
-
-def _direct_init(cls: type[E]) -> type[E]:
-    """Give a frozen slots dataclass an ``__init__`` that fills each slot through its descriptor.
-
-    The generated one calls ``object.__setattr__`` per field, about half the cost of building an
-    event; a replay builds millions. Same signature and defaults; the class is otherwise untouched
-    (still frozen, same equality, hash and repr)."""
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    scope: dict[str, Any] = {f"_set_{n}": getattr(cls, n).__set__ for n in names}
-    params = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            scope[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-    body = "".join(f"\n    _set_{n}(self, {n})" for n in names)
-    exec(f"def __init__(self, {', '.join(params)}):{body}", scope)
-    init, generated = scope["__init__"], vars(cls)["__init__"]
-    init.__qualname__, init.__annotations__ = generated.__qualname__, generated.__annotations__
-    setattr(cls, "__init__", init)  # noqa: B010 (mypy refuses cls.__init__ = ...)
-    return cls
+from plugins.direct_init import direct_init
 
 
 class PowerState(StrEnum):
@@ -56,21 +32,21 @@ class AttemptOutcome(StrEnum):
     HELD = "held"
 
 
-@_direct_init
+@direct_init
 @dataclass(frozen=True, slots=True)
 class OwnerSessionStarted:
     time: float
     machine: str
 
 
-@_direct_init
+@direct_init
 @dataclass(frozen=True, slots=True)
 class OwnerSessionEnded:
     time: float
     machine: str
 
 
-@_direct_init
+@direct_init
 @dataclass(frozen=True, slots=True)
 class MachinePowerChanged:
     time: float
@@ -78,7 +54,7 @@ class MachinePowerChanged:
     state: PowerState
 
 
-@_direct_init
+@direct_init
 @dataclass(frozen=True, slots=True)
 class JobQueued:
     """A job entered (or re-entered) the idle queue with what is known at that moment."""
@@ -96,7 +72,7 @@ class JobQueued:
     """The job may run as several replicas (``JobAdvice.replicas``, paper 003)."""
 
 
-@_direct_init
+@direct_init
 @dataclass(frozen=True, slots=True)
 class JobRemoved:
     """The user removed a job that was not running (a running one ends in ``AttemptEnded``)."""
@@ -105,7 +81,7 @@ class JobRemoved:
     job_id: str
 
 
-@_direct_init
+@direct_init
 @dataclass(frozen=True, slots=True)
 class AttemptStarted:
     time: float
@@ -113,7 +89,7 @@ class AttemptStarted:
     machine: str
 
 
-@_direct_init
+@direct_init
 @dataclass(frozen=True, slots=True)
 class AttemptEnded:
     time: float

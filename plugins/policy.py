@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from plugins.advice import Advice
+from plugins.direct_init import direct_init
 from plugins.events import ALL_POWER_STATES, Event, PowerState
 
 
@@ -30,6 +31,7 @@ class MachineInfo:
     sleep_watts: float
 
 
+@direct_init
 @dataclass(frozen=True, slots=True)
 class MachineView:
     """A machine the negotiator could use now: awake and free (``idle``) or ``sleep``-ing.

@@ -231,8 +231,8 @@ class Negotiator:
         """The oldest job of each class with jobs waiting (a heap: oldest first); with
         ``levels``, only of the classes that some advice group takes."""
         book, heads = self.book, []
-        for k, waiting in enumerate(book.idle_by_class):
-            if not waiting or (levels is not None and not levels(k)):
+        for k in [k for k, waiting in enumerate(book.idle_by_class) if waiting]:
+            if levels is not None and not levels(k):
                 continue  # e.g. a class a bandit keeps queued
             head = book.head(k)
             if head is not None:

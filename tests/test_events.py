@@ -1,4 +1,5 @@
-"""The event contract (DESIGN section 3) survives the faster ``__init__`` the events are given."""
+"""The event contract (DESIGN section 3) survives the faster ``__init__`` that events, machine
+views and machine advice are given."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pickle
 
 import pytest
 
+from plugins.advice import MachineAdvice
 from plugins.events import (
     ALL_EVENT_KINDS,
     AttemptEnded,
@@ -15,10 +17,11 @@ from plugins.events import (
     JobQueued,
     OwnerSessionStarted,
 )
+from plugins.policy import MachineView
 
 
 def test_every_event_kind_builds_like_its_dataclass() -> None:
-    for kind in ALL_EVENT_KINDS:
+    for kind in (*ALL_EVENT_KINDS, MachineView, MachineAdvice):
         params = list(inspect.signature(kind).parameters.values())
         fields = dataclasses.fields(kind)
         assert [p.name for p in params] == [f.name for f in fields]

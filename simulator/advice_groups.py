@@ -169,7 +169,10 @@ class AdviceGroups:
         key_of, draw = self.key_of, self.rand.random
         for keys, sets in self.levels(k):
             while True:
-                sizes = [len(members[family]) for members in sets]
+                if len(sets) == 1:  # one group at this rank, the usual case
+                    sizes = [len(sets[0][family])]
+                else:
+                    sizes = [len(members[family]) for members in sets]
                 total = sum(sizes)
                 if total == 0:
                     break

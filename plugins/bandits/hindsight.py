@@ -39,7 +39,11 @@ class FreeMachines:
         if machine in self.since:
             return
         self.since[machine] = now
-        self.members.setdefault(self.group_of(machine), set()).add(machine)
+        group = self.group_of(machine)
+        members = self.members.get(group)
+        if members is None:
+            members = self.members[group] = set()
+        members.add(machine)
         heapq.heappush(self._heap, (now, machine))
         if self._oldest == INF:
             self._record(now, now)

@@ -178,9 +178,8 @@ class PlacementBandit(Policy):
         self.slot = slot
         rows = self.rows
         probes_moved: set[str] = set()
-        for k, idle in enumerate(view.idle_jobs_by_prior_hours):
-            if not (idle and fresh):
-                continue
+        waiting = [k for k, idle in enumerate(view.idle_jobs_by_prior_hours) if idle]
+        for k in waiting if fresh else ():
             column, probe = self._decide(k, now)
             if column != self.columns[k]:
                 rows.set_column(k, column, self.columns[k])

@@ -125,7 +125,7 @@ class AdviceGroups:
         members = self.groups[key][1]
         members[0].discard(m)
         members[1].discard(m)
-        if not (members[0] or members[1]):
+        if not (members[0].items or members[1].items):
             self._reranked(self.groups.pop(key)[0], None)
 
     def _reranked(self, old: MachineAdvice | None, new: MachineAdvice | None) -> None:
@@ -170,9 +170,9 @@ class AdviceGroups:
         for keys, sets in self.levels(k):
             while True:
                 if len(sets) == 1:  # one group at this rank, the usual case
-                    sizes = [len(sets[0][family])]
+                    sizes = [len(sets[0][family].items)]
                 else:
-                    sizes = [len(members[family]) for members in sets]
+                    sizes = [len(members[family].items) for members in sets]
                 total = sum(sizes)
                 if total == 0:
                     break
@@ -182,7 +182,7 @@ class AdviceGroups:
                     r -= sizes[i]
                     i += 1
                 key, members = keys[i], sets[i]
-                m = members[family].at(r)
+                m = members[family].items[r]
                 if key_of.get(m) == key:
                     if m in free:
                         return m
@@ -201,7 +201,7 @@ class AdviceGroups:
             return  # still filed in the other family (it is dropped there when drawn)
         if self.key_of.get(m) == key:
             del self.key_of[m]
-        if not members[1 - family] and not members[family]:
+        if not members[1 - family].items and not members[family].items:
             self._reranked(self.groups.pop(key)[0], None)
 
 

@@ -10,23 +10,24 @@ import numpy as np
 class IndexedSet:
     """Members kept in a list with a position map; removal swaps the last member into the hole."""
 
-    __slots__ = ("_items", "_pos")
+    __slots__ = ("_pos", "items")
 
     def __init__(self) -> None:
-        self._items: list[int] = []
+        self.items: list[int] = []
+        """The members in position order: read it (hot loops: no Python call), never change it."""
         self._pos: dict[int, int] = {}
 
     def add(self, item: int) -> None:
         pos = self._pos
         if item not in pos:
-            pos[item] = len(self._items)
-            self._items.append(item)
+            pos[item] = len(self.items)
+            self.items.append(item)
 
     def discard(self, item: int) -> None:
         pos = self._pos.pop(item, None)
         if pos is None:
             return
-        items = self._items
+        items = self.items
         last = items.pop()
         if last != item:  # it sat elsewhere: the last member fills its hole
             items[pos] = last
@@ -40,18 +41,14 @@ class IndexedSet:
         return self._pos.keys()
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.items)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(list(self._items))
+        return iter(list(self.items))
 
     def sample(self, rng: np.random.Generator, count: int) -> list[int]:
         """Up to ``count`` distinct members chosen uniformly at random."""
-        items, n = self._items, len(self._items)
+        items, n = self.items, len(self.items)
         if count >= n:
             return [items[i] for i in rng.permutation(n).tolist()]
         return [items[i] for i in rng.choice(n, size=count, replace=False).tolist()]
-
-    def at(self, position: int) -> int:
-        """The member at ``position`` (0 <= position < len); a random position draws a member."""
-        return self._items[position]

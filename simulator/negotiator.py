@@ -88,7 +88,7 @@ class Negotiator:
             return  # superseded by an earlier cycle
         self.scheduled = False
         pool, book = self.pool, self.book
-        if book.idle_total == 0 or not (pool.free_awake or pool.sleeping):
+        if book.idle_total == 0 or not (pool.free_awake.items or pool.sleeping.items):
             return
         self.cycles += 1
         now = self.engine.now()
@@ -96,7 +96,7 @@ class Negotiator:
         for family, group in enumerate((pool.free_awake, pool.sleeping)):
             if book.idle_total == 0:
                 break
-            if not group:
+            if not group.items:
                 continue
             if self.cache.empty():
                 self._match_neutral(group)
@@ -107,7 +107,7 @@ class Negotiator:
         book.constrained_added = False
         kept_off = book.idle_total - len(book.constrained)
         lapse = self.cache.next_expiry()
-        if kept_off and lapse is not None and (pool.free_awake or pool.sleeping):
+        if kept_off and lapse is not None and (pool.free_awake.items or pool.sleeping.items):
             # Advice kept jobs off free machines. Until something changes, or the advice
             # lapses and is asked for again, every further cycle would match nothing.
             self._schedule(max(lapse, now + self.interval))

@@ -72,8 +72,9 @@ class Negotiator:
 
     def request(self) -> None:
         """Something changed: run a cycle at the next negotiation tick."""
-        now = self.engine.now()
-        self._schedule(-(-now // self.interval) * self.interval)
+        tick = -(-self.engine.time // self.interval) * self.interval
+        if not (self.scheduled and self.next_cycle <= tick):  # ~2.5 M requests a year
+            self._schedule(tick)
 
     def _schedule(self, t: float) -> None:
         """Run a cycle at ``t`` unless one is due sooner (a later one is superseded)."""

@@ -43,7 +43,6 @@ class AdviceCache:
         self.follows: dict[int, str] = {}
         self.shared: dict[str, tuple[MachineAdvice, float]] = {}
         """Named advice: (value, stated at)."""
-        self._followers: dict[str, set[int]] = {}
         self._expiry: list[tuple[float, int, int]] = []
         """Explicit expiries (a heap), and lapses in the order they fall due (a deque)."""
         self._lapses: deque[tuple[float, int, int]] = deque()
@@ -83,9 +82,7 @@ class AdviceCache:
                 continue
             token = tokens.get(m, 0) + 1
             tokens[m] = token
-            followed = follows.pop(m, None)
-            if followed is not None:
-                self._followers[followed].discard(m)
+            follows.pop(m, None)
             if isinstance(advice, str):
                 if advice not in self.shared:
                     raise ValueError(
@@ -94,7 +91,6 @@ class AdviceCache:
                     )
                 entries.pop(m, None)
                 follows[m] = advice
-                self._followers.setdefault(advice, set()).add(m)
                 published.append(advice)
                 continue
             if is_neutral(advice):

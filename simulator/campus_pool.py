@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-import numpy as np
-
 from plugins.events import (
     ALL_EVENT_KINDS,
     ALL_POWER_STATES,
@@ -25,6 +23,7 @@ from plugins.events import (
 )
 from simulator.engine import Engine
 from simulator.indexed_set import IndexedSet
+from simulator.owner_plan import plan_sessions
 from simulator.trace_model import DAY, ClosingTimes, Inventory, OwnerSessions
 
 SLEEP, IDLE, OWNER, HTC, DOWN = range(5)
@@ -203,19 +202,10 @@ class CampusPool:
     def plan_sessions(self, sessions: OwnerSessions) -> list[float]:
         """Learn the trace's owner sessions; returns their login times in the order the replay
         delivers them: ``owner_login(s)`` starts the ``s``-th."""
-        delivered = np.argsort(sessions.login, kind="stable")
-        login, machine = sessions.login[delivered], sessions.machine[delivered]
-        by_machine = np.argsort(machine, kind="stable")  # each machine's sessions in order
-        same = machine[by_machine[1:]] == machine[by_machine[:-1]]
-        following = np.full(len(login), INF)
-        following[by_machine[:-1][same]] = login[by_machine[1:][same]]
-        first = by_machine[np.concatenate(([True], ~same))] if len(login) else by_machine
-        for m, t in zip(machine[first].tolist(), login[first].tolist(), strict=True):
-            self.owner_back[m] = t
-        numbers = np.array(range(len(self.names)), dtype=object)  # one int object per machine
-        self._session_machine = numbers[machine].tolist()
-        self._session_next = following.tolist()
-        return login.tolist()
+        plan = plan_sessions(sessions, len(self.names))
+        self.owner_back = plan.first_login
+        self._session_machine, self._session_next = plan.machine, plan.next_login
+        return plan.login
 
     def owner_login(self, s: int) -> None:
         """The ``s``-th planned session begins."""

@@ -72,9 +72,7 @@ class Negotiator:
 
     def request(self) -> None:
         """Something changed: run a cycle at the next negotiation tick."""
-        tick = -(-self.engine.time // self.interval) * self.interval
-        if not (self.scheduled and self.next_cycle <= tick):  # ~2.5 M requests a year
-            self._schedule(tick)
+        self._schedule(-(-self.engine.time // self.interval) * self.interval)
 
     def _schedule(self, t: float) -> None:
         """Run a cycle at ``t`` unless one is due sooner (a later one is superseded)."""

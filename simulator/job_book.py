@@ -63,6 +63,8 @@ class JobBook:
         self.status = [PENDING] * n
         self.attempts = [0] * n
         self.longest = [0.0] * n
+        self.klass = [0] * n
+        """Per entry, its prior-hours class (its longest attempt in whole hours, capped)."""
         self.good_wh = [0.0] * n
         self.wasted_wh = [0.0] * n
         self.finish = [float("nan")] * n
@@ -85,9 +87,6 @@ class JobBook:
         self.replica_in_flight_wh = 0.0
 
     # -- queue -------------------------------------------------------------------------------
-    def prior_class(self, j: int) -> int:
-        return min(int(self.longest[j] // 3600), LAST_CLASS)
-
     def _constrained(self, j: int) -> bool:
         advice = self.advice.get(j)
         return advice is not None and advice.min_idle_s is not None
@@ -102,7 +101,7 @@ class JobBook:
             self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
             self.constrained_added = True
         else:
-            k = self.prior_class(j)
+            k = self.klass[j]
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
             self.idle_by_class[k] += 1
         self.idle_total += 1
@@ -114,7 +113,7 @@ class JobBook:
         if advice is not None and advice.min_idle_s is not None:
             self.constrained.discard((advice.min_idle_s, self.submit_t[j], j))
         else:
-            self.idle_by_class[self.prior_class(j)] -= 1
+            self.idle_by_class[self.klass[j]] -= 1
         self.idle_total -= 1
 
     def submit(self, j: int) -> None:
@@ -160,6 +159,7 @@ class JobBook:
                 (self.status, PENDING),
                 (self.attempts, 0),
                 (self.longest, 0.0),
+                (self.klass, 0),
                 (self.good_wh, 0.0),
                 (self.wasted_wh, 0.0),
                 (self.finish, float("nan")),
@@ -172,11 +172,11 @@ class JobBook:
 
     def head(self, k: int) -> tuple[float, int] | None:
         """Oldest queued job of class ``k`` (dropping stale heap entries)."""
-        queue, status = self.queues[k], self.status
+        queue, status, klass, advice = self.queues[k], self.status, self.klass, self.advice
         while queue:
-            submit, j = queue[0]
-            if status[j] == QUEUED and self.prior_class(j) == k and not self._constrained(j):
-                return submit, j
+            j = queue[0][1]
+            if status[j] == QUEUED and klass[j] == k and not (advice and self._constrained(j)):
+                return queue[0]
             heapq.heappop(queue)
         return None
 
@@ -209,16 +209,19 @@ class JobBook:
         now = self.engine.time
         duration = now - self.started[j]
         energy = duration * self.active_watts[m] / 3600.0
-        self.longest[j] = max(self.longest[j], duration)
+        if duration > self.longest[j]:
+            self.longest[j] = duration
+            self.klass[j] = min(int(duration // 3600), LAST_CLASS)
         self.machine[j] = -1
         p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
         if outcome is AttemptOutcome.COMPLETED:
             self.good_wh[p] += energy
             self.status[j] = DONE
             self.finish[p] = now
-            self.months.add(now, "completed", 1)
-            self.months.add(now, "good_wh", energy)
-            self.months.add(now, "overhead_s", now - self.submit_t[p] - self.runtime[p])
+            month = self.months.month(now)
+            month["completed"] += 1
+            month["good_wh"] += energy
+            month["overhead_s"] += now - self.submit_t[p] - self.runtime[p]
         else:
             self.wasted_wh[p] += energy
             self.months.add(now, "wasted_wh", energy)
@@ -276,7 +279,7 @@ class JobBook:
         )
         for column in (
             self.ids, self.runtime, self.submit_t, self.status, self.attempts, self.longest,
-            self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
+            self.klass, self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
             self.parent, self.replicable,
         ):  # fmt: skip
             del column[n:]

@@ -41,8 +41,12 @@ class MonthStats:
         return i
 
     def add(self, t: float, key: str, value: float) -> None:
+        self.month(t)[key] += value
+
+    def month(self, t: float) -> defaultdict[str, float]:
+        """The counters of the month of ``t``, to add several values at once."""
         i = self._i if self._lo <= t < self._hi else self._index(t)  # mostly the current month
-        self.values[i][key] += value
+        return self.values[i]
 
     def rows(self) -> list[tuple[str, dict[str, float]]]:
         return [(label, dict(v)) for label, v in zip(self.labels, self.values, strict=True)]

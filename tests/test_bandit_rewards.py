@@ -131,6 +131,17 @@ def test_free_period_history_answers_for_any_past_decision() -> None:
     assert free.count("room") == 1
 
 
+def test_free_period_history_survives_a_clock_that_goes_back() -> None:
+    free = FreeMachines(lambda m: "room")
+    free.free("a", 10.0)
+    free.free("c", 10.5)
+    free.free("b", 4.0)  # the daemon's clock stepped back
+    free.take("a", 11.0)
+    assert free.stayed_free(4.0, 12.0)  # b, free since 4, is the longest free now
+    free.take("b", 13.0)
+    assert not free.stayed_free(4.0, 14.0)
+
+
 @pytest.mark.parametrize("rule", [True, False])
 def test_local_knowledge_keeps_jobs_that_would_cross_the_reboot_queued(rule: bool) -> None:
     """Sec. 4.4.3: at 23:00 the 03:00 reboot is 4 h away; a class-5 job (an earlier attempt of

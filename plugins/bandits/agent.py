@@ -46,17 +46,19 @@ class BanditAgent:
         self.stats: dict[Hashable, StateStats] = {}
 
     def reward(self, state: Hashable, action: Hashable, reward: float) -> None:
-        per_state = self.estimates.setdefault(state, {})
+        stats = self.stats.get(state)
+        if stats is None:  # a state's first reward
+            stats = self.stats[state] = StateStats(self.diverge.n if self.diverge else 1)
+            self.estimates[state], self.values[state] = {}, {}
+        per_state = self.estimates[state]
         est = per_state.get(action)
         if est is None:
             est = per_state[action] = Estimate(self.history)
         est.add(reward)
-        self.values.setdefault(state, {})[action] = est.value
-        stats = self.stats.get(state)
-        if stats is None:
-            stats = self.stats[state] = StateStats(self.diverge.n if self.diverge else 1)
+        self.values[state][action] = est.value
         stats.rewards += 1
-        stats.best = max(stats.best, reward)
+        if reward > stats.best:
+            stats.best = reward
         stats.recent.append(reward)
 
     def value(self, state: Hashable, action: Hashable) -> float | None:

@@ -5,12 +5,12 @@ A queue decision at ``t0`` was bad when some machine free at ``t0`` stayed free 
 so that holds exactly when the machine free longest at ``t0 + d`` has been free since ``t0`` or
 earlier. ``oldest(t)`` only changes when the longest-free machine is taken, so its whole history is
 a short step function: every queue decision is judged with one binary search, however many
-machines were free at the time and however many jobs share the decision.
+machines were free at the time and however many jobs share the decision. Machines are kept in the
+order they became free, so the longest-free one is always the first.
 """
 
 from __future__ import annotations
 
-import heapq
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
@@ -25,9 +25,10 @@ class FreeMachines:
     def __init__(self, group_of: Callable[[str], str]) -> None:
         self.group_of = group_of
         self.since: dict[str, float] = {}
+        """Free machines in the order they became free (``since`` ascending)."""
         self.members: dict[str, set[str]] = {}
-        self._heap: list[tuple[float, str]] = []
         self._oldest = INF
+        self._newest = -INF
         self._times = array("d")
         self._values = array("d")
 
@@ -36,27 +37,31 @@ class FreeMachines:
 
     def free(self, machine: str, now: float) -> None:
         """The machine became a candidate for jobs (idempotent while it stays free)."""
-        if machine in self.since:
+        since = self.since
+        if machine in since:
             return
-        self.since[machine] = now
+        since[machine] = now
+        if now < self._newest:  # a clock that went back: restore the order
+            self.since = dict(sorted(since.items(), key=lambda item: item[1]))
+        else:
+            self._newest = now
         group = self.group_of(machine)
         members = self.members.get(group)
         if members is None:
             members = self.members[group] = set()
         members.add(machine)
-        heapq.heappush(self._heap, (now, machine))
         if self._oldest == INF:
             self._record(now, now)
 
     def take(self, machine: str, now: float) -> None:
         """The machine stopped being free (a job or its owner took it, or it went down)."""
-        if self.since.pop(machine, None) is None:
+        since = self.since.pop(machine, None)
+        if since is None:
             return
         self.members[self.group_of(machine)].discard(machine)
-        heap = self._heap
-        while heap and self.since.get(heap[0][1]) != heap[0][0]:
-            heapq.heappop(heap)
-        oldest = heap[0][0] if heap else INF
+        if since > self._oldest:
+            return  # a machine free longer is still free
+        oldest = self.since[next(iter(self.since))] if self.since else INF
         if oldest != self._oldest:
             self._record(now, oldest)
 
@@ -85,11 +90,11 @@ class FreeMachines:
         }
 
     def load_state(self, saved: dict[str, Any]) -> None:
-        self.since, self.members = {}, {}
-        for machine, t in saved["since"]:
-            self.since[str(machine)] = float(t)
-            self.members.setdefault(self.group_of(str(machine)), set()).add(str(machine))
-        self._heap = sorted((t, m) for m, t in self.since.items())
+        freed = sorted(((str(m), float(t)) for m, t in saved["since"]), key=lambda item: item[1])
+        self.since, self.members = dict(freed), {}
+        self._newest = freed[-1][1] if freed else -INF
+        for machine, _ in freed:
+            self.members.setdefault(self.group_of(machine), set()).add(machine)
         self._oldest = float(saved["oldest"])
         self._times = array("d", saved["times"])
         self._values = array("d", saved["values"])

@@ -23,7 +23,8 @@ class JobMemory:
         """Queue decisions (time, state) per job, judged when the job completes."""
 
     def prior_class(self, job: str) -> int:
-        return min(int(self.longest.get(job, 0.0) // HOUR), PRIOR_HOURS_CLASSES - 1)
+        longest = self.longest.get(job)  # most jobs never ran before: no entry
+        return 0 if longest is None else min(int(longest // HOUR), PRIOR_HOURS_CLASSES - 1)
 
     def enqueue(self, job: str) -> None:
         self.queued.add(job)

@@ -13,7 +13,9 @@ discarded when it is drawn.
 A value is hashed once per advice object: each object seen is mapped (by identity) to the small
 int naming its value, so the millions of re-filings in a year compare ints, not dataclasses.
 Machines that follow a named advice form the group of that name (a negative key): a new value of
-the name re-ranks the whole group at once, without touching its members.
+the name re-ranks the whole group at once, without touching its members. Such a group stays while
+it is empty: its members come and go all day, and re-ranking the classes every time it empties and
+fills again would cost more than an empty group in the levels (there is one per name).
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ class AdviceGroups:
         members = self.groups[key][1]
         members[0].discard(m)
         members[1].discard(m)
-        if not (members[0].items or members[1].items):
+        if key >= 0 and not (members[0].items or members[1].items):
             self._reranked(self.groups.pop(key)[0], None)
 
     def _reranked(self, old: MachineAdvice | None, new: MachineAdvice | None) -> None:
@@ -201,7 +203,7 @@ class AdviceGroups:
             return  # still filed in the other family (it is dropped there when drawn)
         if self.key_of.get(m) == key:
             del self.key_of[m]
-        if not members[1 - family].items and not members[family].items:
+        if key >= 0 and not members[1 - family].items and not members[family].items:
             self._reranked(self.groups.pop(key)[0], None)
 
 

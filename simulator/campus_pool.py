@@ -68,6 +68,7 @@ class CampusPool:
         power_states: frozenset[PowerState] = ALL_POWER_STATES,
     ) -> None:
         self.engine = engine
+        self._at = engine.at
         self.rules = rules
         self.listener = listener
         self.emit = emit or (lambda event: None)
@@ -129,15 +130,16 @@ class CampusPool:
     def _become_idle(self, m: int, now: float, delay_job: bool = False) -> None:
         """Idle: schedule sleep, and make the machine matchable (after the owner delay)."""
         self._enter(m, IDLE, now)
-        rules, next_closing, at = self.rules, self.next_closing[m], self.engine.at
+        rules, next_closing, at = self.rules, self.next_closing[m], self._at
         version = self.version[m]
         eligible = now
         if delay_job:
             closing = next_closing(now)
             if closing > now:  # open: wait for the job-start delay, or for closing time
                 eligible = min(now + rules.job_delay_open_s, closing)
-        quiet = now + rules.sleep_closed_s
-        sleep_at = min(now + rules.sleep_open_s, max(quiet, next_closing(quiet)))
+        # asleep after the open-room timeout, or the closed-room one once the room has closed
+        # (``next_closing(t)`` is never before t)
+        sleep_at = min(now + rules.sleep_open_s, next_closing(now + rules.sleep_closed_s))
         owner_back = self.owner_back[m]
         if sleep_at <= owner_back:
             at(sleep_at, self._sleep_timer, (m, version))

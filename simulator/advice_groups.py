@@ -33,6 +33,9 @@ KNOWN_OBJECTS = 20_000
 
 Members = tuple[IndexedSet, IndexedSet]
 """A group's free members per family: awake, asleep."""
+Places = list[float | None]
+"""Per class k, the rank its jobs see on a group's machines; None: they are kept off."""
+Group = tuple[MachineAdvice, Members, Places]
 Level = tuple[list[int], list[Members]]
 """The groups sharing one rank for a class: their keys and their members."""
 
@@ -50,8 +53,8 @@ class AdviceGroups:
         self.value_of = value_of
         """The current value of a named advice."""
         self._name_keys: dict[str, int] = {}
-        self.groups: dict[int, tuple[MachineAdvice, Members]] = {}
-        """Per value id, the advice that opened the group and its members (in filing order)."""
+        self.groups: dict[int, Group] = {}
+        """Per key, the group's advice, its members (in filing order) and its places."""
         self.key_of: dict[int, int] = {}
         self._levels: dict[int, list[Level]] = {}
         self._by_object: dict[int, tuple[int, MachineAdvice]] = {}
@@ -85,12 +88,15 @@ class AdviceGroups:
         key = self.name_key(name)
         group = self.groups.get(key)
         if group is not None:
-            self.groups[key] = (value, group[1])
-            self._reranked(group[0], value)
+            old, members, before = group
+            # restated for a new expiry only (every hour): the same places
+            after = before if _same_ranks(old, value) else _places(value)
+            self.groups[key] = (value, members, after)
+            self._reranked(before, after)
 
     def _trim(self) -> None:
         """Forget values no group carries now (a later equal value opens a new group anyway)."""
-        self._by_value = {advice: vid for vid, (advice, _) in self.groups.items() if vid >= 0}
+        self._by_value = {group[0]: vid for vid, group in self.groups.items() if vid >= 0}
         self._by_object = {id(advice): (vid, advice) for advice, vid in self._by_value.items()}
 
     def refile(self, machines: list[int], advice: list[Filed]) -> None:
@@ -119,8 +125,8 @@ class AdviceGroups:
             group = groups.get(key)
             if group is None:
                 value = self.value_of(adv) if isinstance(adv, str) else adv
-                group = groups[key] = (value, (IndexedSet(), IndexedSet()))
-                self._reranked(None, value)
+                group = groups[key] = (value, (IndexedSet(), IndexedSet()), _places(value))
+                self._reranked(KEPT_OFF, group[2])
             group[1][here].add(m)
 
     def _leave(self, m: int, key: int) -> None:
@@ -128,16 +134,13 @@ class AdviceGroups:
         members[0].discard(m)
         members[1].discard(m)
         if key >= 0 and not (members[0].items or members[1].items):
-            self._reranked(self.groups.pop(key)[0], None)
+            self._reranked(self.groups.pop(key)[2], KEPT_OFF)
 
-    def _reranked(self, old: MachineAdvice | None, new: MachineAdvice | None) -> None:
+    def _reranked(self, before: Places, after: Places) -> None:
         """A group changed its advice, came or went: forget the levels of the classes whose
         ranking that moves (a decision for one class changes one rank in each row)."""
         levels = self._levels
-        if old is not None and new is not None and _same_ranks(old, new):
-            return  # restated for a new expiry only (every hour)
-        if levels:
-            before, after = _places(old), _places(new)
+        if levels and before is not after:
             for k in [k for k in levels if before[k] != after[k]]:
                 del levels[k]
 
@@ -146,12 +149,9 @@ class AdviceGroups:
         found = self._levels.get(k)
         if found is None:
             by_rank: dict[float, Level] = {}
-            for key, (advice, members) in self.groups.items():
-                if advice.hold:
-                    continue
-                row = advice.rank_by_prior_hours  # rank_for(k), inlined: a hot loop
-                rank = advice.rank if row is None else row[min(k, len(row) - 1)]
-                if rank >= 0:
+            for key, (_, members, places) in self.groups.items():
+                rank = places[k]
+                if rank is not None:
                     level = by_rank.get(rank)
                     if level is None:
                         level = by_rank[rank] = ([], [])
@@ -204,17 +204,21 @@ class AdviceGroups:
         if self.key_of.get(m) == key:
             del self.key_of[m]
         if key >= 0 and not members[1 - family].items and not members[family].items:
-            self._reranked(self.groups.pop(key)[0], None)
+            self._reranked(self.groups.pop(key)[2], KEPT_OFF)
 
 
 def _same_ranks(a: MachineAdvice, b: MachineAdvice) -> bool:
     return a.rank_by_prior_hours == b.rank_by_prior_hours and a.rank == b.rank and a.hold == b.hold
 
 
-def _places(advice: MachineAdvice | None) -> list[float | None]:
+KEPT_OFF: Places = [None] * PRIOR_HOURS_CLASSES
+"""The places of no group at all."""
+
+
+def _places(advice: MachineAdvice) -> Places:
     """Per class k, the rank its jobs see on machines of this advice; None: they are kept off."""
-    if advice is None or advice.hold:
-        return [None] * PRIOR_HOURS_CLASSES
+    if advice.hold:
+        return KEPT_OFF
     row, n = advice.rank_by_prior_hours, PRIOR_HOURS_CLASSES
     if row is None:
         ranks = (advice.rank,) * n

@@ -1,7 +1,9 @@
 """A small discrete-event engine with an injected clock (the SimPy idea, without coroutines).
 
 Pool models schedule callbacks; the engine only orders them in time. Sorted trace streams are fed
-lazily (one pending entry per stream), so a year of 1.2 M owner sessions never sits in the heap.
+lazily (one pending entry per stream), so a year of 1.2 M owner sessions never sits in the heap,
+and a fed item due before everything pending runs at once, without a trip through the heap (a
+third of all owner sessions, nearly every job submission).
 The engine knows nothing about machines or jobs, so the campus and cluster models share it.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterator
 from heapq import heappush
 from typing import Any, Protocol
@@ -31,6 +34,9 @@ class Engine:
         self._heap: list[tuple[float, int, Callback, Any]] = []
         self._seq = itertools.count()
         self.events = 0
+        self._until = -math.inf
+        """While ``run`` runs, its end; fed items run at once only before it."""
+        self._on_advance: Callable[[float], None] | None = None
 
     def now(self) -> float:
         return self.time
@@ -48,11 +54,19 @@ class Engine:
 
         def step(item: Any) -> None:
             callback(item)
-            nxt = next(stream, None)
-            if nxt is not None:  # what ``at`` does, inline: a million trace items a month
-                time, arg = nxt
+            for time, arg in stream:
                 now = self.time
-                heappush(heap, (time if time > now else now, next(seq), step, arg))
+                when = time if time > now else now
+                if when >= self._until or (heap and when >= heap[0][0]):
+                    heappush(heap, (when, next(seq), step, arg))  # ``at``, inline: millions
+                    return
+                # the next event anyway (nothing pending is due as early): run it now
+                if when != now:
+                    self.time = when
+                    if self._on_advance is not None:
+                        self._on_advance(when)
+                self.events += 1
+                callback(arg)
 
         first = next(stream, None)
         if first is not None:
@@ -62,19 +76,23 @@ class Engine:
         return len(self._heap)
 
     def run(self, until: float, on_advance: Callable[[float], None] | None = None) -> int:
-        """Process events with time < ``until``; ``on_advance(t)`` sees each new time (progress)."""
+        """Process events with time < ``until``; ``on_advance(t)`` sees each new time (progress).
+        Returns how many ran."""
         heap = self._heap
         pop = heapq.heappop
-        processed = 0
-        last = self.time
-        while heap and heap[0][0] < until:
-            when, _, callback, arg = pop(heap)
-            self.time = when
-            if on_advance is not None and when != last:
-                on_advance(when)
-                last = when
-            callback(arg)
-            processed += 1
+        before, processed = self.events, 0
+        self._until, self._on_advance = until, on_advance
+        try:
+            while heap and heap[0][0] < until:
+                when, _, callback, arg = pop(heap)
+                if when != self.time:
+                    self.time = when
+                    if on_advance is not None:
+                        on_advance(when)
+                callback(arg)
+                processed += 1
+        finally:
+            self._until, self._on_advance = -math.inf, None
+            self.events += processed
         self.time = max(self.time, until)
-        self.events += processed
-        return processed
+        return self.events - before

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,3 +54,49 @@ def test_a_callback_may_schedule_into_the_past_and_runs_now() -> None:
     engine.at(20.0, lambda _: engine.at(5.0, lambda _: seen.append(engine.now())))
     engine.run(100.0)
     assert seen == [20.0]
+
+
+class HeapOnly(Engine):
+    """The reference order: every fed item takes a trip through the heap."""
+
+    def feed(self, stream: Iterator[tuple[float, Any]], callback: Callable[[Any], None]) -> None:
+        def step(item: Any) -> None:
+            callback(item)
+            nxt = next(stream, None)
+            if nxt is not None:
+                self.at(nxt[0], step, nxt[1])
+
+        first = next(stream, None)
+        if first is not None:
+            self.at(first[0], step, first[1])
+
+
+def _trace(engine: Engine, a: list[int], b: list[int], c: list[int], horizon: int) -> list[Any]:
+    """What runs when (ties abound: whole-number times), in two runs split at ``horizon``."""
+    seen: list[Any] = []
+
+    def arrive(tag: str) -> Callable[[Any], None]:
+        def callback(item: Any) -> None:
+            seen.append((tag, item, engine.now()))
+            if item % 3 == 0:  # some arrivals schedule a follow-up, some at the same time
+                engine.at(engine.now() + item % 2, lambda _: seen.append(("then", item)))
+
+        return callback
+
+    engine.feed(iter((float(t), t) for t in sorted(a)), arrive("a"))
+    engine.feed(iter((float(t), t) for t in sorted(b)), arrive("b"))
+    for t in c:
+        engine.at(float(t), arrive("c"), t)
+    advanced: list[float] = []
+    counts = [engine.run(float(horizon), advanced.append), engine.run(float("inf"))]
+    return [seen, advanced, counts, engine.events]
+
+
+small = st.lists(st.integers(min_value=-3, max_value=12), max_size=25)
+
+
+@given(small, small, small, st.integers(min_value=0, max_value=12))
+def test_fed_items_run_exactly_when_they_would_through_the_heap(
+    a: list[int], b: list[int], c: list[int], horizon: int
+) -> None:
+    assert _trace(Engine(0.0), a, b, c, horizon) == _trace(HeapOnly(0.0), a, b, c, horizon)

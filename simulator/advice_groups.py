@@ -172,19 +172,22 @@ class AdviceGroups:
         for keys, sets in self.levels(k):
             while True:
                 if len(sets) == 1:  # one group at this rank, the usual case
-                    sizes = [len(sets[0][family].items)]
+                    i, items = 0, sets[0][family].items
+                    if not items:
+                        break
+                    m = items[int(draw() * len(items))]
                 else:
                     sizes = [len(members[family].items) for members in sets]
-                total = sum(sizes)
-                if total == 0:
-                    break
-                r = int(draw() * total)  # uniform over the level's members, in proportion
-                i = 0
-                while r >= sizes[i]:
-                    r -= sizes[i]
-                    i += 1
+                    total = sum(sizes)
+                    if total == 0:
+                        break
+                    r = int(draw() * total)  # uniform over the level's members, in proportion
+                    i = 0
+                    while r >= sizes[i]:
+                        r -= sizes[i]
+                        i += 1
+                    m = sets[i][family].items[r]
                 key, members = keys[i], sets[i]
-                m = members[family].items[r]
                 if key_of.get(m) == key:
                     if m in free:
                         return m

@@ -34,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"owner sessions    {len(result.trace.owners)}")
     print(f"events            {result.events}")
     print(f"replay wall s     {result.wall_s:.2f}")
+    print(
+        f"replay cpu s      {result.cpu_s:.2f}  (the replay alone; budget: 60 s for a campus year)"
+    )
     print(f"events per s      {result.events / result.wall_s:.0f}")
     print(f"total wall s      {total:.2f}  (generation or reading included)")
     print(f"total cpu s       {time.process_time() - cpu0:.2f}")

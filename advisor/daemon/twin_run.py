@@ -124,7 +124,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
             loop["retrain"] = next_cron(trigger, t)
         pace.wait_for(t, control.stop.is_set)
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     try:
         engine.run(trace.end, on_advance)
     except Stopped:
@@ -134,7 +134,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
         log.info("stopped at simulated %.0f; %s saved; run again to resume", now, path.name)
         daemon.stop_endpoint()
         return TwinOutcome(False, now, None, daemon)
-    wall = time.perf_counter() - began
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     if resume_at is not None:
         hand_over(trace.end)
     daemon.host.observe(trace.end)
@@ -150,6 +150,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
         world.negotiator,
         engine.events,
         wall,
+        cpu,
     )
     summary = summarize(result)
     if opts.out is not None:

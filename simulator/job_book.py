@@ -63,7 +63,7 @@ class JobBook:
         self.status = [PENDING] * n
         self.attempts = [0] * n
         self.longest = [0.0] * n
-        self.klass = [0] * n
+        self.prior_class = [0] * n
         """Per entry, its prior-hours class (its longest attempt in whole hours, capped)."""
         self.good_wh = [0.0] * n
         self.wasted_wh = [0.0] * n
@@ -101,7 +101,7 @@ class JobBook:
             self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
             self.constrained_added = True
         else:
-            k = self.klass[j]
+            k = self.prior_class[j]
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
             self.idle_by_class[k] += 1
         self.idle_total += 1
@@ -113,7 +113,7 @@ class JobBook:
         if advice is not None and advice.min_idle_s is not None:
             self.constrained.discard((advice.min_idle_s, self.submit_t[j], j))
         else:
-            self.idle_by_class[self.klass[j]] -= 1
+            self.idle_by_class[self.prior_class[j]] -= 1
         self.idle_total -= 1
 
     def submit(self, j: int) -> None:
@@ -159,7 +159,7 @@ class JobBook:
                 (self.status, PENDING),
                 (self.attempts, 0),
                 (self.longest, 0.0),
-                (self.klass, 0),
+                (self.prior_class, 0),
                 (self.good_wh, 0.0),
                 (self.wasted_wh, 0.0),
                 (self.finish, float("nan")),
@@ -172,10 +172,10 @@ class JobBook:
 
     def head(self, k: int) -> tuple[float, int] | None:
         """Oldest queued job of class ``k`` (dropping stale heap entries)."""
-        queue, status, klass, advice = self.queues[k], self.status, self.klass, self.advice
+        queue, status, classes, advice = self.queues[k], self.status, self.prior_class, self.advice
         while queue:
             j = queue[0][1]
-            if status[j] == QUEUED and klass[j] == k and not (advice and self._constrained(j)):
+            if status[j] == QUEUED and classes[j] == k and not (advice and self._constrained(j)):
                 return queue[0]
             heapq.heappop(queue)
         return None
@@ -211,7 +211,7 @@ class JobBook:
         energy = duration * self.active_watts[m] / 3600.0
         if duration > self.longest[j]:
             self.longest[j] = duration
-            self.klass[j] = min(int(duration // 3600), LAST_CLASS)
+            self.prior_class[j] = min(int(duration // 3600), LAST_CLASS)
         self.machine[j] = -1
         p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
         if outcome is AttemptOutcome.COMPLETED:
@@ -279,7 +279,7 @@ class JobBook:
         )
         for column in (
             self.ids, self.runtime, self.submit_t, self.status, self.attempts, self.longest,
-            self.klass, self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
+            self.prior_class, self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
             self.parent, self.replicable,
         ):  # fmt: skip
             del column[n:]

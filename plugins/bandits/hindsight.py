@@ -55,11 +55,11 @@ class FreeMachines:
 
     def take(self, machine: str, now: float) -> None:
         """The machine stopped being free (a job or its owner took it, or it went down)."""
-        since = self.since.pop(machine, None)
-        if since is None:
+        freed_at = self.since.pop(machine, None)
+        if freed_at is None:
             return
         self.members[self.group_of(machine)].discard(machine)
-        if since > self._oldest:
+        if freed_at > self._oldest:
             return  # a machine free longer is still free
         oldest = self.since[next(iter(self.since))] if self.since else INF
         if oldest != self._oldest:

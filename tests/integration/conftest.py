@@ -56,6 +56,21 @@ def startd_ads(projection: list[str]) -> dict[str, Any]:
     return {ad["Machine"]: ad for ad in ads}
 
 
+def running_jobs() -> dict[str, str]:
+    """Running jobs by id -> machine, from the schedd.
+
+    A job is ``JobStatus == 2`` a moment before the shadow sets its ``RemoteHost``: such a job
+    is not counted yet.
+    """
+    import htcondor2
+
+    schedd = htcondor2.Schedd(htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd))
+    ads = schedd.query(
+        "JobStatus == 2 && RemoteHost =!= undefined", ["ClusterId", "ProcId", "RemoteHost"]
+    )
+    return {f"{a['ClusterId']}.{a['ProcId']}": a["RemoteHost"].split("@")[1] for a in ads}
+
+
 def _pool_up(count: int) -> bool:
     """The startds and the schedd have advertised themselves."""
     import htcondor2

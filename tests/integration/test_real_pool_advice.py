@@ -12,7 +12,7 @@ import classad2
 import pytest
 
 from advisor.condor.factory import build_condor_pool
-from integration.conftest import DaemonStarter, startd_ads, wait_for
+from integration.conftest import DaemonStarter, running_jobs, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool
 from integration.test_real_pool_events import job
 from plugins.advice import Advice, MachineAdvice
@@ -28,12 +28,6 @@ def shipped_rank() -> str:
     """The ``rank`` line of deploy/jobs/advisor-rank.sub."""
     text = (PROJECT / "deploy/jobs/advisor-rank.sub").read_text()
     return next(line for line in text.splitlines() if line.startswith("rank "))
-
-
-def where_jobs_run(pool: ChrootPool) -> dict[str, str]:
-    out = pool.run("condor_q", "-all", "-af", "ClusterId", "ProcId", "JobStatus", "RemoteHost")
-    rows = [line.split() for line in out.splitlines() if line.strip()]
-    return {f"{c}.{p}": host.split("@")[1] for c, p, status, host in rows if status == "2"}
 
 
 def test_daemon_advice_ranks_holds_and_expires(
@@ -65,21 +59,21 @@ def test_daemon_advice_ranks_holds_and_expires(
     wait_for(hook_published, 30, "the daemon's Advisor* attributes in the collector")
     # the highest-ranked slot is held: a job with the shipped Rank runs on the next best
     idle_pool.submit(job(300, 1, shipped_rank()))
-    first = wait_for(lambda: where_jobs_run(idle_pool), 40, "the ranked job to start")
+    first = wait_for(lambda: running_jobs(), 40, "the ranked job to start")
     assert list(first.values()) == [machine("pc3")]
     # two more jobs fill pc1 and pc2; the third waits although pc4 is free: AdvisorHold
     idle_pool.submit(job(300, 3, shipped_rank()))
-    three = wait_for(lambda: len(where_jobs_run(idle_pool)) == 3, 40, "three jobs running")
+    three = wait_for(lambda: len(running_jobs()) == 3, 40, "three jobs running")
     assert three
     time.sleep(8)  # several negotiation cycles
-    running = where_jobs_run(idle_pool)
+    running = running_jobs()
     assert sorted(running.values()) == [machine("pc1"), machine("pc2"), machine("pc3")]
     # the daemon stops: its last advice expires and the waiting job runs on pc4
     daemon.proc.send_signal(signal.SIGTERM)
     assert daemon.finish(30) == 0
     stopped = time.time()
     assert "stopped; snapshot saved" in daemon.log()
-    wait_for(lambda: len(where_jobs_run(idle_pool)) == 4, 90, "the held slot after expiry")
+    wait_for(lambda: len(running_jobs()) == 4, 90, "the held slot after expiry")
     ad = startd_ads(["AdvisorHold", "AdvisorExpires"])[machine("pc4")]
     assert ad["AdvisorHold"] is True  # the hook's last lines stay in the ad, stale and ignored
     assert stopped < ad["AdvisorExpires"] <= stopped + 20 < time.time()
@@ -115,5 +109,5 @@ def test_merged_advice_reaches_the_negotiator(
     )
     wait_for(lambda: policy_of_pc2() == "fixed-advice/1", 10, "the daemon's merged attributes")
     idle_pool.submit(job(60, 1, "requirements = AdvisorRank =?= 4.0 && AdvisorExpires > time()"))
-    placed = wait_for(lambda: where_jobs_run(idle_pool), 60, "the job to match on merged advice")
+    placed = wait_for(lambda: running_jobs(), 60, "the job to match on merged advice")
     assert list(placed.values()) == [machine("pc2")]

@@ -15,7 +15,7 @@ import pytest
 from advisor.cli import main
 from advisor.condor.factory import build_condor_pool
 from advisor.daemon.state_store import StateStore
-from integration.conftest import DaemonStarter, startd_ads, wait_for
+from integration.conftest import DaemonStarter, running_jobs, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
 from plugins.bandits.placement import ComputerBandit
 from plugins.bandits.rewards import placement_reward
@@ -173,14 +173,8 @@ def outcome_counts(metrics: str) -> dict[str, float]:
 
 
 def _running() -> dict[str, str]:
-    """Running jobs by id -> machine, from the collector's claimed slots and the schedd."""
-    import htcondor2
-
-    schedd = htcondor2.Schedd(htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd))
-    ads = schedd.query(
-        "JobStatus == 2 && RemoteHost =!= undefined", ["ClusterId", "ProcId", "RemoteHost"]
-    )
-    running = {f"{a['ClusterId']}.{a['ProcId']}": a["RemoteHost"].split("@")[1] for a in ads}
+    """All four jobs running, by id -> machine, once the collector shows four claimed slots."""
+    running = running_jobs()
     claimed = [m for m, ad in startd_ads(["State"]).items() if ad["State"] == "Claimed"]
     ok = len(running) == 4 and len(claimed) == 4 and all(m.endswith(DOMAIN) for m in claimed)
     return running if ok else {}

@@ -56,8 +56,8 @@ def startd_ads(projection: list[str]) -> dict[str, Any]:
     return {ad["Machine"]: ad for ad in ads}
 
 
-def running_jobs() -> dict[str, str]:
-    """Running jobs by id -> machine, from the schedd.
+def running_job_ads(projection: list[str]) -> list[Any]:
+    """The schedd's ads of running jobs, with ``Machine`` (from ``RemoteHost``) added.
 
     A job is ``JobStatus == 2`` a moment before the shadow sets its ``RemoteHost``: such a job
     is not counted yet.
@@ -65,10 +65,16 @@ def running_jobs() -> dict[str, str]:
     import htcondor2
 
     schedd = htcondor2.Schedd(htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd))
-    ads = schedd.query(
-        "JobStatus == 2 && RemoteHost =!= undefined", ["ClusterId", "ProcId", "RemoteHost"]
-    )
-    return {f"{a['ClusterId']}.{a['ProcId']}": a["RemoteHost"].split("@")[1] for a in ads}
+    ads = schedd.query("JobStatus == 2 && RemoteHost =!= undefined", ["RemoteHost", *projection])
+    for ad in ads:
+        ad["Machine"] = ad["RemoteHost"].split("@")[1]
+    return list(ads)
+
+
+def running_jobs() -> dict[str, str]:
+    """Running jobs by id -> machine, from the schedd."""
+    ads = running_job_ads(["ClusterId", "ProcId"])
+    return {f"{a['ClusterId']}.{a['ProcId']}": a["Machine"] for a in ads}
 
 
 def _pool_up(count: int) -> bool:

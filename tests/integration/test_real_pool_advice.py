@@ -4,6 +4,7 @@ expires and the pool runs as without it."""
 
 from __future__ import annotations
 
+import math
 import signal
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import classad2
 import pytest
 
 from advisor.condor.factory import build_condor_pool
-from integration.conftest import DaemonStarter, running_jobs, startd_ads, wait_for
+from integration.conftest import DaemonStarter, running_job_ads, running_jobs, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool
 from integration.test_real_pool_events import job
 from plugins.advice import Advice, MachineAdvice
@@ -59,7 +60,7 @@ def test_daemon_advice_ranks_holds_and_expires(
     wait_for(hook_published, 30, "the daemon's Advisor* attributes in the collector")
     # the highest-ranked slot is held: a job with the shipped Rank runs on the next best
     idle_pool.submit(job(300, 1, shipped_rank()))
-    first = wait_for(lambda: running_jobs(), 40, "the ranked job to start")
+    first = wait_for(running_jobs, 40, "the ranked job to start")
     assert list(first.values()) == [machine("pc3")]
     # two more jobs fill pc1 and pc2; the third waits although pc4 is free: AdvisorHold
     idle_pool.submit(job(300, 3, shipped_rank()))
@@ -76,7 +77,11 @@ def test_daemon_advice_ranks_holds_and_expires(
     wait_for(lambda: len(running_jobs()) == 4, 90, "the held slot after expiry")
     ad = startd_ads(["AdvisorHold", "AdvisorExpires"])[machine("pc4")]
     assert ad["AdvisorHold"] is True  # the hook's last lines stay in the ad, stale and ignored
-    assert stopped < ad["AdvisorExpires"] <= stopped + 20 < time.time()
+    assert stopped < ad["AdvisorExpires"] <= stopped + 20  # the last advice's 20 s lifetime
+    (on_pc4,) = [
+        a for a in running_job_ads(["JobCurrentStartDate"]) if a["Machine"] == machine("pc4")
+    ]
+    assert on_pc4["JobCurrentStartDate"] >= math.floor(ad["AdvisorExpires"])  # not before expiry
 
 
 def test_merged_advice_reaches_the_negotiator(
@@ -109,5 +114,5 @@ def test_merged_advice_reaches_the_negotiator(
     )
     wait_for(lambda: policy_of_pc2() == "fixed-advice/1", 10, "the daemon's merged attributes")
     idle_pool.submit(job(60, 1, "requirements = AdvisorRank =?= 4.0 && AdvisorExpires > time()"))
-    placed = wait_for(lambda: running_jobs(), 60, "the job to match on merged advice")
+    placed = wait_for(running_jobs, 60, "the job to match on merged advice")
     assert list(placed.values()) == [machine("pc2")]

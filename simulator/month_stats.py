@@ -8,13 +8,16 @@ from datetime import UTC, datetime
 
 
 def month_starts(start: float, end: float) -> list[float]:
-    """Unix times of the first instant of each month overlapping [start, end]."""
+    """Unix times of the first instant of each month overlapping [start, end), at least one.
+
+    A year replayed up to New Year's midnight has twelve months, not an empty thirteenth.
+    """
     first = datetime.fromtimestamp(start, UTC).replace(day=1, hour=0, minute=0, second=0)
-    starts = []
+    starts: list[float] = []
     year, month = first.year, first.month
     while True:
         t = datetime(year, month, 1, tzinfo=UTC).timestamp()
-        if t > end:
+        if starts and t >= end:
             break
         starts.append(t)
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from plugins.events import (
 )
 from plugins.policy import PolicyContext
 from simulator.campus_pool import STATE_NAMES, CampusPool
+from simulator.month_stats import month_starts
 from simulator.replay import build_policy, machine_infos, replay
 from simulator.scenarios.campus import generate_campus, load_campus_config
 from simulator.summary import summarize
@@ -117,6 +119,14 @@ def test_monthly_series_add_up(recorded) -> None:
     assert [m["month"] for m in months] == ["2010-01"]
     assert sum(m["jobs_completed"] for m in months) == summary["jobs"]["completed"]
     assert np.isclose(sum(m["energy_mwh_good"] for m in months), summary["energy_mwh"]["good"])
+
+
+def test_a_year_has_twelve_months_and_a_day_one() -> None:
+    new_year = datetime(2010, 1, 1, tzinfo=UTC).timestamp()
+    year = month_starts(new_year, datetime(2011, 1, 1, tzinfo=UTC).timestamp())
+    assert len(year) == 12 and year[-1] == datetime(2010, 12, 1, tzinfo=UTC).timestamp()
+    assert month_starts(new_year, new_year + 86400) == [new_year]
+    assert month_starts(new_year + 86400, new_year + 86400) == [new_year]
 
 
 def test_a_policy_is_shown_only_the_event_kinds_and_power_states_it_wants(campus) -> None:

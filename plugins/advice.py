@@ -81,8 +81,8 @@ class Advice:
     states the names' values this round, ``follows`` says which machines carry which name from
     now on. Changing a name's value then re-advises all its followers at once, as an advice
     endpoint does that resolves the name when each machine's hook pulls. A machine named in
-    ``machines`` stops following; a follow otherwise stands until its name lapses, so a machine
-    whose view says it follows a name needs no answer to go on following it.
+    ``machines`` stops following; a follow otherwise stands, so a machine whose view says it
+    follows a name needs no answer to go on following it (while the names lapse it is neutral).
     """
 
     machines: dict[str, MachineAdvice] = field(default_factory=dict)
@@ -90,3 +90,7 @@ class Advice:
     groups: dict[str, GroupAdvice] = field(default_factory=dict)
     shared: dict[str, MachineAdvice] = field(default_factory=dict)
     follows: dict[str, str] = field(default_factory=dict)
+    shared_until: float | None = None
+    """When every named advice stated so far lapses unless a later round renews it (None: when
+    the last round said). Names lapse together, so a policy renews them all with one time rather
+    than restating each one; their values carry no ``expires`` of their own."""

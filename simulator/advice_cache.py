@@ -2,11 +2,12 @@
 
 Only non-neutral advice is stored: a missing entry *is* the neutral advice, exactly as a missing or
 expired attribute is in a live pool. A machine carries either its own advice or follows a named
-(shared) advice. A follow stands until the machine is advised otherwise; while its name is lapsed
-(not stated again before its expiry) the followers carry neutral advice, as attributes past
-``AdvisorExpires`` do, and the name's next statement applies to them again. Advice without its own
-``expires`` lapses a fixed lifetime after it is stored, so those lapses queue up in time order (a
-deque); only explicit expiries need a heap.
+(shared) advice. A follow stands until the machine is advised otherwise. Names lapse together, at
+the time the policy last renewed them (``Advice.shared_until``): while they are lapsed the
+followers carry neutral advice, as attributes past ``AdvisorExpires`` do, and the next renewal
+applies the names' values to them again. Advice without its own ``expires`` lapses a fixed lifetime
+after it is stored, so those lapses queue up in time order (a deque); only explicit expiries need a
+heap.
 """
 
 from __future__ import annotations
@@ -42,13 +43,14 @@ class AdviceCache:
         """Machines with advice of their own: (advice, stored at)."""
         self.follows: dict[int, str] = {}
         self.shared: dict[str, tuple[MachineAdvice, float]] = {}
-        """Named advice: (value, stated at)."""
+        """Named advice: (value, stated at); kept while the names are lapsed."""
+        self.shared_until: float | None = None
+        self.names_live = False
+        """Whether the names apply now (renewed, and ``shared_until`` not yet reached)."""
         self._expiry: list[tuple[float, int, int]] = []
         """Explicit expiries (a heap), and lapses in the order they fall due (a deque)."""
         self._lapses: deque[tuple[float, int, int]] = deque()
         self._token: dict[int, int] = {}
-        self._shared_expiry: list[tuple[float, str, int]] = []
-        self._shared_token: dict[str, int] = {}
         self.lapsed: list[str] = []
         """Names that lapsed in ``expire`` (their followers are neutral now); the reader clears."""
 
@@ -57,16 +59,40 @@ class AdviceCache:
         return not self.entries and not self.follows
 
     def state(self, name: str, value: MachineAdvice, now: float) -> bool:
-        """(Re)state a named advice; True when its value changed (its followers re-rank)."""
+        """(Re)state a named advice; True when its followers now carry another value."""
+        if value.expires is not None:
+            raise ValueError(
+                f"named advice {name!r} has expires={value.expires}; names lapse together at "
+                "Advice.shared_until, so state their values without an expiry"
+            )
+        if self.shared_until is None:
+            raise ValueError(
+                f"named advice {name!r} is stated, but the policy never gave "
+                "Advice.shared_until (when the names lapse unless renewed)"
+            )
         old = self.shared.get(name)
         self.shared[name] = (value, now)
-        if old is not None and old[0] is value and value.expires is not None:
-            return False  # the same object restated: its expiry has not moved
-        token = self._shared_token.get(name, 0) + 1
-        self._shared_token[name] = token
-        lapse = value.expires if value.expires is not None else now + self.lifetime_s
-        heapq.heappush(self._shared_expiry, (lapse, name, token))
-        return old is None or old[0] != value
+        if old is None:
+            return self.names_live
+        was = old[0]
+        # a new row differs in its ranks (compared first: the dataclass's == builds tuples)
+        return (
+            self.names_live
+            and was is not value
+            and (was.rank_by_prior_hours != value.rank_by_prior_hours or was != value)
+        )
+
+    def renew(self, until: float | None, now: float) -> bool:
+        """The names hold until ``until`` (None: as last renewed); True when they had lapsed
+        and apply again (their followers re-rank)."""
+        if until is None:
+            return False
+        self.shared_until = until
+        if self.names_live and until <= now:  # renewed into the past: they lapse now
+            self._expire_shared(now)
+        revived = not self.names_live and until > now and bool(self.shared)
+        self.names_live = until > now
+        return revived
 
     def store_all(self, updates: list[tuple[int, Filed | None]], now: float) -> list[Filed]:
         """``store`` each (machine, advice or followed name) in order; return what each carries
@@ -86,7 +112,7 @@ class AdviceCache:
             if isinstance(advice, str):
                 if advice not in self.shared:
                     raise ValueError(
-                        f"machine {m} follows {advice!r}, which is not stated now "
+                        f"machine {m} follows {advice!r}, which was never stated "
                         "(a policy states a name in Advice.shared before or as machines follow it)"
                     )
                 entries.pop(m, None)
@@ -130,25 +156,23 @@ class AdviceCache:
         return [m for _, m, _ in due]
 
     def _expire_shared(self, now: float) -> None:
-        """Drop the values of lapsed names (their followers keep following, neutral for now)."""
-        heap, tokens = self._shared_expiry, self._shared_token
-        while heap and heap[0][0] <= now:
-            _, name, token = heapq.heappop(heap)
-            if tokens.get(name) == token:
-                del self.shared[name], tokens[name]
-                self.lapsed.append(name)
+        """Past ``shared_until`` every name lapses (its followers stay, neutral for now)."""
+        if self.names_live and self.shared_until is not None and self.shared_until <= now:
+            self.names_live = False
+            self.lapsed.extend(self.shared)
 
     def next_expiry(self) -> float | None:
         """When the earliest stored advice lapses (it may since have been replaced)."""
-        queues = (self._expiry, self._lapses, self._shared_expiry)
-        first = [queue[0][0] for queue in queues if queue]
+        first = [queue[0][0] for queue in (self._expiry, self._lapses) if queue]
+        if self.names_live and self.shared_until is not None:
+            first.append(self.shared_until)
         return min(first) if first else None
 
     def _entry(self, m: int) -> tuple[MachineAdvice, float] | None:
         entry = self.entries.get(m)
         if entry is None:
             name = self.follows.get(m)
-            if name is not None:
+            if name is not None and self.names_live:
                 entry = self.shared.get(name)
         return entry
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from itertools import compress
+from operator import ne
 
 from plugins.advice import PRIOR_HOURS_CLASSES, MachineAdvice
 from simulator.advice_cache import Filed
@@ -29,15 +31,41 @@ from simulator.indexed_set import IndexedSet
 
 KNOWN_OBJECTS = 20_000
 """Advice objects remembered by identity before the memory is trimmed to the live groups."""
+FEW_GROUPS = 8
+"""A level of more groups than this (machines that rank alike: a computer bandit's untried ones)
+lists its members once for its draws; fewer are drawn from in proportion to their sizes."""
 
 
 Members = tuple[IndexedSet, IndexedSet]
 """A group's free members per family: awake, asleep."""
-Places = list[float | None]
-"""Per class k, the rank its jobs see on a group's machines; None: they are kept off."""
+Places = tuple[float, ...]
+"""Per class k, the rank its jobs see on a group's machines; negative: they are kept off."""
 Group = tuple[MachineAdvice, Members, Places]
-Level = tuple[list[int], list[Members]]
-"""The groups sharing one rank for a class: their keys and their members."""
+
+
+class Level:
+    """The groups sharing one rank for a class: their keys and members and, when a draw spans
+    many groups, per family the level's members as one list of (machine, group place). A draw
+    from it is uniform over the level's machines, as "ties at random" asks, in O(1); it is
+    rebuilt once members were added anywhere (``generation``), and a drawn machine found taken
+    leaves it."""
+
+    __slots__ = ("built", "drawable", "keys", "sets")
+
+    def __init__(self) -> None:
+        self.keys: list[int] = []
+        self.sets: list[Members] = []
+        self.drawable: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])
+        self.built = [-1, -1]
+
+    def members(self, family: int, generation: int) -> list[tuple[int, int]]:
+        if self.built[family] != generation:
+            self.built[family] = generation
+            sets = self.sets
+            self.drawable[family][:] = [
+                (m, i) for i, members in enumerate(sets) for m in members[family].items
+            ]
+        return self.drawable[family]
 
 
 class AdviceGroups:
@@ -57,6 +85,15 @@ class AdviceGroups:
         """Per key, the group's advice, its members (in filing order) and its places."""
         self.key_of: dict[int, int] = {}
         self._levels: dict[int, list[Level]] = {}
+        self._ranked: list[dict[int, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
+        """Per class k, the rank of each group that takes class-k jobs (the levels' source: a
+        bandit advising a thousand machines keeps most of them off each class)."""
+        self._drawn_out: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        """Per family and class, how many of the class's first levels have no member of that
+        family left: a burst of jobs draws the levels out one by one, and each pick starts past
+        them. Forgotten when members are added or the levels rebuilt."""
+        self._generation = [0, 0]
+        """Per family, bumped whenever members are added (levels list their members anew)."""
         self._by_object: dict[int, tuple[int, MachineAdvice]] = {}
         """``id(advice)`` -> (value id, advice); holding the advice keeps its ``id`` unique."""
         self._by_value: dict[MachineAdvice, int] = {}
@@ -88,11 +125,10 @@ class AdviceGroups:
         key = self.name_key(name)
         group = self.groups.get(key)
         if group is not None:
-            old, members, before = group
-            # restated for a new expiry only (every hour): the same places
-            after = before if _same_ranks(old, value) else _places(value)
+            _, members, before = group
+            after = _places(value)
             self.groups[key] = (value, members, after)
-            self._reranked(before, after)
+            self._reranked(key, before, after)
 
     def _trim(self) -> None:
         """Forget values no group carries now (a later equal value opens a new group anyway)."""
@@ -104,6 +140,10 @@ class AdviceGroups:
         follows) in the family it is in now; one that changed family moves within its group."""
         awake, asleep = (family.live_keys() for family in self.families)
         key_of, groups = self.key_of, self.groups
+        for drawn_out in self._drawn_out:
+            drawn_out.clear()
+        self._generation[0] += 1
+        self._generation[1] += 1
         for m, adv in zip(machines, advice, strict=True):
             if m in awake:
                 here = 0
@@ -126,7 +166,7 @@ class AdviceGroups:
             if group is None:
                 value = self.value_of(adv) if isinstance(adv, str) else adv
                 group = groups[key] = (value, (IndexedSet(), IndexedSet()), _places(value))
-                self._reranked(KEPT_OFF, group[2])
+                self._reranked(key, KEPT_OFF, group[2])
             group[1][here].add(m)
 
     def _leave(self, m: int, key: int) -> None:
@@ -134,30 +174,41 @@ class AdviceGroups:
         members[0].discard(m)
         members[1].discard(m)
         if key >= 0 and not (members[0].items or members[1].items):
-            self._reranked(self.groups.pop(key)[2], KEPT_OFF)
+            self._reranked(key, self.groups.pop(key)[2], KEPT_OFF)
 
-    def _reranked(self, before: Places, after: Places) -> None:
-        """A group changed its advice, came or went: forget the levels of the classes whose
-        ranking that moves (a decision for one class changes one rank in each row)."""
-        levels = self._levels
-        if levels and before is not after:
-            for k in [k for k in levels if before[k] != after[k]]:
-                del levels[k]
+    def _reranked(self, key: int, before: Places, after: Places) -> None:
+        """Group ``key`` changed its advice, came or went: move its rank in the classes whose
+        ranking that changes, and forget their levels (a decision for one class changes one
+        rank in each row)."""
+        if before is after:
+            return
+        levels, ranked = self._levels, self._ranked
+        for k in compress(range(PRIOR_HOURS_CLASSES), map(ne, before, after)):
+            rank = after[k]
+            if rank >= 0:
+                ranked[k][key] = rank
+            elif before[k] >= 0:
+                del ranked[k][key]
+            else:
+                continue  # kept off before and after
+            levels.pop(k, None)
 
     def levels(self, k: int) -> list[Level]:
         """The groups for class k by rank, best first; held and negative ranks left out."""
         found = self._levels.get(k)
         if found is None:
             by_rank: dict[float, Level] = {}
-            for key, (_, members, places) in self.groups.items():
-                rank = places[k]
-                if rank is not None:
-                    level = by_rank.get(rank)
-                    if level is None:
-                        level = by_rank[rank] = ([], [])
-                    level[0].append(key)
-                    level[1].append(members)
+            groups = self.groups
+            for key, rank in self._ranked[k].items():
+                members = groups[key][1]
+                level = by_rank.get(rank)
+                if level is None:
+                    level = by_rank[rank] = Level()
+                level.keys.append(key)
+                level.sets.append(members)
             found = self._levels[k] = [by_rank[r] for r in sorted(by_rank, reverse=True)]
+            for drawn_out in self._drawn_out:
+                drawn_out.pop(k, None)
         return found
 
     def pick(self, k: int, family: int) -> int | None:
@@ -169,24 +220,36 @@ class AdviceGroups:
         ones, so by then the level's sleepers have all moved."""
         free, asleep = self.families[family].live_keys(), self.families[1].live_keys()
         key_of, draw = self.key_of, self.rand.random
-        for keys, sets in self.levels(k):
+        levels, drawn_out = self.levels(k), self._drawn_out[family]
+        for at in range(drawn_out.get(k, 0), len(levels)):
+            level = levels[at]
+            keys, sets = level.keys, level.sets
+            many = len(sets) > FEW_GROUPS
+            drawable = level.members(family, self._generation[family]) if many else None
             while True:
                 if len(sets) == 1:  # one group at this rank, the usual case
                     i, items = 0, sets[0][family].items
                     if not items:
                         break
                     m = items[int(draw() * len(items))]
-                else:
+                elif drawable is None:  # a few groups: drawn in proportion to their sizes
                     sizes = [len(members[family].items) for members in sets]
-                    total = sum(sizes)
-                    if total == 0:
+                    r = int(draw() * sum(sizes)) if any(sizes) else -1
+                    if r < 0:
                         break
-                    r = int(draw() * total)  # uniform over the level's members, in proportion
                     i = 0
                     while r >= sizes[i]:
                         r -= sizes[i]
                         i += 1
                     m = sets[i][family].items[r]
+                else:
+                    if not drawable:
+                        break
+                    j = int(draw() * len(drawable))
+                    m, i = drawable[j]
+                    if key_of.get(m) != keys[i] or m not in free:
+                        drawable[j] = drawable[-1]  # not drawable again from this family
+                        drawable.pop()
                 key, members = keys[i], sets[i]
                 if key_of.get(m) == key:
                     if m in free:
@@ -194,8 +257,12 @@ class AdviceGroups:
                     if family == 0 and m in asleep:  # fell asleep since it was filed
                         members[0].discard(m)
                         members[1].add(m)
+                        self._drawn_out[1].clear()
+                        self._generation[1] += 1
                         continue
                 self._forget(m, key, family)
+            if levels is self._levels.get(k):  # not rebuilt meanwhile (a group went)
+                drawn_out[k] = at + 1
         return None
 
     def _forget(self, m: int, key: int, family: int) -> None:
@@ -207,24 +274,22 @@ class AdviceGroups:
         if self.key_of.get(m) == key:
             del self.key_of[m]
         if key >= 0 and not members[1 - family].items and not members[family].items:
-            self._reranked(self.groups.pop(key)[2], KEPT_OFF)
+            self._reranked(key, self.groups.pop(key)[2], KEPT_OFF)
 
 
-def _same_ranks(a: MachineAdvice, b: MachineAdvice) -> bool:
-    return a.rank_by_prior_hours == b.rank_by_prior_hours and a.rank == b.rank and a.hold == b.hold
-
-
-KEPT_OFF: Places = [None] * PRIOR_HOURS_CLASSES
+KEPT_OFF: Places = (-1.0,) * PRIOR_HOURS_CLASSES
 """The places of no group at all."""
 
 
 def _places(advice: MachineAdvice) -> Places:
-    """Per class k, the rank its jobs see on machines of this advice; None: they are kept off."""
+    """Per class k, the rank its jobs see on machines of this advice (negative: kept off); a
+    full row is its own places, so a re-ranked row costs no copy."""
     if advice.hold:
         return KEPT_OFF
     row, n = advice.rank_by_prior_hours, PRIOR_HOURS_CLASSES
     if row is None:
-        ranks = (advice.rank,) * n
-    else:  # as rank_for: a short row's last rank holds for the classes beyond it
-        ranks = row[:n] if len(row) >= n else (*row, *(row[-1],) * (n - len(row)))
-    return [rank if rank >= 0 else None for rank in ranks]
+        return (advice.rank,) * n
+    if len(row) == n:
+        return row
+    # as rank_for: a short row's last rank holds for the classes beyond it
+    return row[:n] if len(row) > n else (*row, *(row[-1],) * (n - len(row)))

@@ -18,7 +18,7 @@ configured lifetime); everything else keeps the advice it was last given, and a 
 about but left out of the answer keeps the name it follows (its view says which). For a policy that
 ``ASKS_ONLY_WHEN_FREED``, a machine that only fell asleep, woke or rebooted while free keeps its
 advice too. Machines following a named advice carry its latest value (``Advice.shared``), neutral
-while the name is lapsed; they are not asked again when it lapses.
+while the names are lapsed; they are not asked again when they lapse.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from simulator.advice_groups import AdviceGroups, Level
 from simulator.campus_pool import CampusPool
 from simulator.engine import Engine
 from simulator.job_book import JobBook
+from simulator.named_advice import apply_names
 
 
 class Negotiator:
@@ -118,9 +119,6 @@ class Negotiator:
         if self.policy.ASKS_ONLY_WHEN_FREED:
             stale, kept = pool.freed, pool.changed - pool.freed
         stale.update(cache.expire(now))
-        for name in cache.lapsed:
-            self.groups.restate(name, NEUTRAL_MACHINE_ADVICE)
-        cache.lapsed.clear()
         machines, asked = self._views(stale)
         pool.changed, pool.freed = set(), set()
         view = PoolView(
@@ -132,9 +130,7 @@ class Negotiator:
         began = time.perf_counter()
         advice = self.policy.advise(view, now)
         self.advise_s.append(time.perf_counter() - began)
-        for name, value in advice.shared.items():
-            if cache.state(name, value, now):
-                self.groups.restate(name, value)
+        apply_names(self.cache, self.groups, advice, now)
         given, follows, index = advice.machines, advice.follows, pool.index
         # a machine left out of the answer keeps the name it follows (else: neutral advice)
         updates: list[tuple[int, Filed | None]] = [
@@ -181,7 +177,7 @@ class Negotiator:
     def _shared_value(self, name: str) -> MachineAdvice:
         """A name's value (neutral while it is lapsed)."""
         entry = self.cache.shared.get(name)
-        return NEUTRAL_MACHINE_ADVICE if entry is None else entry[0]
+        return NEUTRAL_MACHINE_ADVICE if entry is None or not self.cache.names_live else entry[0]
 
     def _store(self, updates: list[tuple[int, Filed | None]], now: float) -> None:
         """Publish advice per machine and file each under it for grouped matching."""

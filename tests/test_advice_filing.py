@@ -79,27 +79,34 @@ def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
     assert groups.key_of[1] == groups.key_of[2] and not asleep_members
 
 
-def test_followers_carry_their_names_value_and_are_neutral_while_it_is_lapsed() -> None:
+def test_followers_carry_their_names_value_and_are_neutral_while_the_names_are_lapsed() -> None:
     cache = AdviceCache(100.0)
-    lab = MachineAdvice(rank=2.0, expires=300.0)
+    lab = MachineAdvice(rank=2.0)
     own = MachineAdvice(rank=1.0)
+    assert not cache.renew(300.0, 0.0)  # nothing stated yet: nothing applies again
     assert cache.state("lab", lab, 0.0)
     assert cache.store_all([(1, "lab"), (2, "lab"), (3, own)], 0.0) == ["lab", "lab", own]
     assert cache.get(1) is lab and not cache.empty()
     assert not cache.state("lab", lab, 50.0)  # the same object restated: nothing changes
-    assert cache.state("lab", MachineAdvice(rank=3.0, expires=400.0), 60.0)
+    assert cache.state("lab", MachineAdvice(rank=3.0), 60.0)
     assert cache.get(2).rank == 3.0
     cache.store_all([(2, own)], 70.0)  # machine 2 has its own advice now: it stops following
     assert cache.expire(170.0) == [3, 2]  # own advice lapses after the lifetime
-    assert cache.get(1).rank == 3.0
-    assert cache.expire(400.0) == []  # the name lapses: its follower is not asked again
-    assert cache.lapsed == ["lab"] and not cache.shared
+    assert cache.get(1).rank == 3.0 and cache.next_expiry() == 300.0
+    assert cache.expire(300.0) == []  # the names lapse: their followers are not asked again
+    assert cache.lapsed == ["lab"] and cache.next_expiry() is None
     assert cache.get(1) is NEUTRAL_MACHINE_ADVICE and cache.filed(1) == "lab"
     assert cache.store_all([(1, "lab")], 400.0) == ["lab"]  # a standing follow needs no value
-    again = MachineAdvice(rank=4.0, expires=900.0)
-    assert cache.state("lab", again, 410.0) and cache.get(1) is again
-    with pytest.raises(ValueError, match="not stated now"):
+    assert not cache.state("lab", MachineAdvice(rank=4.0), 410.0)  # no follower sees it yet
+    assert cache.get(1) is NEUTRAL_MACHINE_ADVICE
+    assert cache.renew(900.0, 420.0) and cache.get(1).rank == 4.0  # renewed: it applies again
+    assert not cache.renew(1000.0, 430.0)  # renewing live names changes no value
+    assert not cache.renew(420.0, 440.0) and cache.lapsed == ["lab", "lab"]  # into the past
+    assert cache.get(1) is NEUTRAL_MACHINE_ADVICE
+    with pytest.raises(ValueError, match="never stated"):
         cache.store_all([(4, "hall")], 400.0)
+    with pytest.raises(ValueError, match="shared_until"):
+        cache.state("hall", MachineAdvice(rank=1.0, expires=500.0), 440.0)
 
 
 def test_a_new_value_of_a_name_re_ranks_its_followers_without_refiling_them() -> None:
@@ -108,6 +115,7 @@ def test_a_new_value_of_a_name_re_ranks_its_followers_without_refiling_them() ->
     groups = AdviceGroups((awake, asleep), random.Random(1), lambda name: cache.shared[name][0])
     for m in range(4):
         awake.add(m)
+    cache.renew(1000.0, 0.0)
     cache.state("lab", MachineAdvice(rank=5.0), 0.0)
     groups.refile([0, 1], cache.store_all([(0, "lab"), (1, "lab")], 0.0))
     groups.refile([2], [MachineAdvice(rank=3.0)])
@@ -153,8 +161,8 @@ class RoomRank(Policy):
     def advise(self, view: PoolView, now: float) -> Advice:
         self.asked += [(now, mv.name, mv.state) for mv in view.machines]
         follows = {mv.name: "room" for mv in view.machines}
-        room = MachineAdvice(rank=self.rank, expires=now + 86400.0)  # no lapse in the test
-        return Advice(shared={"room": room}, follows=follows)
+        room = MachineAdvice(rank=self.rank)
+        return Advice(shared={"room": room}, follows=follows, shared_until=now + 86400.0)
 
 
 @pytest.mark.parametrize("only_when_freed", [True, False])

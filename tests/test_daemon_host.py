@@ -272,3 +272,17 @@ def test_followers_of_a_name_get_its_value_when_they_join_and_whenever_it_change
     assert moved == {"a": lab2, "b": own}  # b now has its own advice and no longer follows
     assert followers.resolve(Advice(shared={"lab": lab})) == {"a": lab}
     assert followers.resolve(Advice(follows={"d": "hall", "e": "nowhere"})) == {"d": hall}
+
+
+def test_renewing_the_names_republishes_every_follower_with_the_new_expiry() -> None:
+    followers = Followers()
+    lab = MachineAdvice(rank_by_prior_hours=(2.0, -1.0))
+    first = followers.resolve(
+        Advice(shared={"lab": lab}, follows={"a": "lab", "b": "lab"}, shared_until=7200.0)
+    )
+    stamped = MachineAdvice(rank_by_prior_hours=(2.0, -1.0), expires=7200.0)
+    assert first == {"a": stamped, "b": stamped}
+    assert followers.resolve(Advice(shared_until=7200.0)) == {}  # the same time: nothing new
+    renewed = followers.resolve(Advice(shared_until=10800.0))
+    assert {m: adv.expires for m, adv in renewed.items()} == {"a": 10800.0, "b": 10800.0}
+    assert renewed["a"].rank_by_prior_hours == (2.0, -1.0)

@@ -44,6 +44,37 @@ class BanditAgent:
         self.estimates: dict[Hashable, dict[Hashable, Estimate]] = {}
         self.values: dict[Hashable, dict[Hashable, float]] = {}
         self.stats: dict[Hashable, StateStats] = {}
+        self.index: dict[Hashable, int] = {}
+        """Actions also kept as arrays (see ``index_actions``), by position."""
+        self.arrays: dict[Hashable, np.ndarray] = {}
+
+    def index_actions(self, actions: Sequence[Hashable]) -> None:
+        """Keep the values of ``actions`` per state as one array too, so that a decision
+        among a thousand machines is a few vector operations."""
+        self.index = {a: i for i, a in enumerate(actions)}
+        self.arrays = {}
+        for state, values in self.values.items():
+            for action, value in values.items():
+                self._store(state, action, value)
+
+    @property
+    def _untried(self) -> float:
+        """An untried action's value in the arrays: ``value``'s, NaN for None."""
+        return 0.0 if self.untried_zero else np.nan
+
+    def array(self, state: Hashable) -> np.ndarray:
+        """The values of the indexed actions in ``state`` (untried: as ``value`` has them, NaN
+        for None); do not modify."""
+        found = self.arrays.get(state)
+        return found if found is not None else np.full(len(self.index), self._untried)
+
+    def _store(self, state: Hashable, action: Hashable, value: float) -> None:
+        i = self.index.get(action)
+        if i is not None:
+            row = self.arrays.get(state)
+            if row is None:
+                row = self.arrays[state] = np.full(len(self.index), self._untried)
+            row[i] = value
 
     def reward(self, state: Hashable, action: Hashable, reward: float) -> None:
         stats = self.stats.get(state)
@@ -56,6 +87,8 @@ class BanditAgent:
             est = per_state[action] = Estimate(self.history)
         est.add(reward)
         self.values[state][action] = est.value
+        if self.index:
+            self._store(state, action, est.value)
         stats.rewards += 1
         if reward > stats.best:
             stats.best = reward
@@ -90,22 +123,45 @@ class BanditAgent:
         self, state: Hashable, actions: Sequence[Hashable], rng: np.random.Generator
     ) -> tuple[Hashable, bool]:
         """Eq. 6 over the available ``actions``: (action, explored)."""
-        if rng.random() < self.epsilon_for(state):
-            return actions[int(rng.integers(len(actions)))], True
-        return self.greedy(state, actions, rng), False
+        place, explored, _ = self.choose_among(state, self._array_of(state, actions), rng, False)
+        return actions[place], explored
 
     def greedy(
         self, state: Hashable, actions: Sequence[Hashable], rng: np.random.Generator
     ) -> Hashable:
         """The action with the highest estimate (ties and all-untried broken at random)."""
-        values = self.values_of(state, actions)
-        tried = [v for v in values if v is not None]
-        best: list[Hashable] = []
-        if tried:
-            top = max(tried)
-            best = [a for a, v in zip(actions, values, strict=True) if v == top]
-        pool = best or list(actions)
-        return pool[0] if len(pool) == 1 else pool[int(rng.integers(len(pool)))]
+        return actions[self._greedy_place(self._array_of(state, actions), rng)]
+
+    def _array_of(self, state: Hashable, actions: Sequence[Hashable]) -> np.ndarray:
+        return np.array([np.nan if v is None else v for v in self.values_of(state, actions)])
+
+    def values_at(self, state: Hashable, positions: np.ndarray) -> np.ndarray:
+        """``value`` of the indexed actions at ``positions`` (NaN for None), a copy."""
+        return self.array(state)[positions]
+
+    def choose_among(
+        self, state: Hashable, values: np.ndarray, rng: np.random.Generator, greedy_too: bool
+    ) -> tuple[int, bool, int]:
+        """Eq. 6 over actions whose ``value``s are ``values`` (NaN for None): (choice, explored,
+        greedy) as places in that array; an exploring draw finds the greedy place too (drawn
+        after it, -1) only when ``greedy_too``."""
+        explored = bool(rng.random() < self.epsilon_for(state))
+        if explored:
+            choice = int(rng.integers(len(values)))
+            return choice, True, self._greedy_place(values, rng) if greedy_too else -1
+        greedy = self._greedy_place(values, rng)
+        return greedy, False, greedy
+
+    def _greedy_place(self, values: np.ndarray, rng: np.random.Generator) -> int:
+        """The place of the highest value (ties, and all untried, broken at random)."""
+        tried = None if self.untried_zero else ~np.isnan(values)  # untried_zero: no NaN
+        if tried is None:
+            best = np.flatnonzero(values == values.max())
+        elif tried.any():
+            best = np.flatnonzero(values == values[tried].max())
+        else:
+            best = np.arange(len(values))
+        return int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -132,6 +188,7 @@ class BanditAgent:
             st = self.stats[from_json_key(s)] = StateStats(self.diverge.n if self.diverge else 1)
             st.rewards, st.best = int(rewards), float(best)
             st.recent.extend(float(r) for r in recent)
+        self.index_actions(list(self.index))
 
 
 def json_key(key: Hashable) -> Any:

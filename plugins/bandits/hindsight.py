@@ -16,17 +16,24 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 INF = float("inf")
 
 
 class FreeMachines:
-    """Machines free for jobs now (awake or asleep), grouped by action, with ``oldest`` history."""
+    """Machines free for jobs now (awake or asleep), grouped by action (numbered 0..groups-1),
+    with ``oldest`` history."""
 
-    def __init__(self, group_of: Callable[[str], str]) -> None:
+    def __init__(self, group_of: Callable[[str], int], groups: int) -> None:
         self.group_of = group_of
         self.since: dict[str, float] = {}
         """Free machines in the order they became free (``since`` ascending)."""
-        self.members: dict[str, set[str]] = {}
+        self.members: dict[int, set[str]] = {}
+        self._counts = array("i", bytes(4 * groups))
+        self.counts = np.frombuffer(self._counts, dtype=np.intc)
+        """Free machines per group, as one array (a decision masks its actions with it); a view
+        of ``_counts``, which the events update at plain-int cost."""
         self._oldest = INF
         self._newest = -INF
         self._times = array("d")
@@ -50,6 +57,7 @@ class FreeMachines:
         if members is None:
             members = self.members[group] = set()
         members.add(machine)
+        self._counts[group] += 1
         if self._oldest == INF:
             self._record(now, now)
 
@@ -58,7 +66,9 @@ class FreeMachines:
         freed_at = self.since.pop(machine, None)
         if freed_at is None:
             return
-        self.members[self.group_of(machine)].discard(machine)
+        group = self.group_of(machine)
+        self.members[group].discard(machine)
+        self._counts[group] -= 1
         if freed_at > self._oldest:
             return  # a machine free longer is still free
         oldest = self.since[next(iter(self.since))] if self.since else INF
@@ -70,7 +80,7 @@ class FreeMachines:
         self._times.append(now)
         self._values.append(oldest)
 
-    def count(self, group: str) -> int:
+    def count(self, group: int) -> int:
         return len(self.members.get(group, ()))
 
     def stayed_free(self, t0: float, until: float) -> bool:
@@ -93,8 +103,11 @@ class FreeMachines:
         freed = sorted(((str(m), float(t)) for m, t in saved["since"]), key=lambda item: item[1])
         self.since, self.members = dict(freed), {}
         self._newest = freed[-1][1] if freed else -INF
+        self.counts[:] = 0  # in place: the view stays
         for machine, _ in freed:
-            self.members.setdefault(self.group_of(machine), set()).add(machine)
+            group = self.group_of(machine)
+            self.members.setdefault(group, set()).add(machine)
+            self._counts[group] += 1
         self._oldest = float(saved["oldest"])
         self._times = array("d", saved["times"])
         self._values = array("d", saved["values"])

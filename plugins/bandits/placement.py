@@ -4,9 +4,10 @@ When something a decision rests on changes (a machine freed, jobs arrived, the h
 bandit of state (hour, k) of every prior-hours class k with idle jobs draws its eq. 6 choice among
 the actions available now (machines or clusters with a free machine, "run", "stay queued"). It
 reaches the negotiator only as ``AdvisorRankByPriorHours[k]``: the greedy action's machines rank
-highest, actions the estimates prefer to queueing follow in estimate order (a burst spills over as
-it would job by job; equal estimates rank alike, ties at random), every other machine gets -1,
-which keeps class-k jobs off it; "stay queued" is -1 everywhere. An exploring draw gives the top
+highest, available actions the estimates prefer to queueing follow in estimate order (a burst
+spills over as it would job by job; equal estimates rank alike, ties at random), as many as a
+cycle can start jobs (``decision.ranks``); every other machine gets -1, which keeps class-k jobs
+off it; "stay queued" is -1 everywhere. An exploring draw gives the top
 rank to one free machine of the explored action, so one job explores, as in the paper, not the
 whole class. The free machines of an action follow one named advice, its row: a new row re-ranks
 them all at once, and the negotiator ranks a few groups, not every machine.
@@ -14,12 +15,14 @@ them all at once, and the negotiator ranks a few groups, not every machine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from itertools import compress
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
+
+import numpy as np
 
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
 from plugins.bandits.agent import BanditAgent
+from plugins.bandits.decision import QUEUE, Draw, draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
 from plugins.bandits.options import BANDIT_OPTIONS
@@ -38,14 +41,11 @@ from plugins.events import (
 )
 from plugins.policy import Policy, PolicyContext, PoolView
 
-QUEUE = "<queue>"
 DAY = 86400.0
 HOUR = 3600.0
 EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 INF = float("inf")
-GREEDY_RANK = 4.0
-"""The greedy action's rank, above every estimate's (2 + q' <= 3)."""
 
 
 def hour_of_day(t: float) -> int:
@@ -90,10 +90,14 @@ class PlacementBandit(Policy):
         machines = context.machines
         self.action_of = {name: self._action(name) for name in machines}
         self.actions = sorted(set(self.action_of.values()))
+        self.agent.index_actions(self.actions)
+        position = {action: i for i, action in enumerate(self.actions)}
+        place_of = {name: position[action] for name, action in self.action_of.items()}
         watts = [m.active_watts for m in machines.values()]
         best, worst = min(watts, default=0.0), max(watts, default=0.0)
         self.energy = {n: energy_scale(m.active_watts, best, worst) for n, m in machines.items()}
-        self.free = FreeMachines(self.action_of.__getitem__)
+        self.free = FreeMachines(place_of.__getitem__, len(self.actions))
+        self.everywhere = np.arange(len(self.actions))
         self.jobs = JobMemory()
         self.rows = ActionRows(self.actions)
         self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
@@ -176,19 +180,8 @@ class PlacementBandit(Policy):
         slot = self._state(now, 0)[0]
         fresh = bool(newly_free or view.new_jobs) or slot != self.slot
         self.slot = slot
-        rows = self.rows
-        probes_moved: set[str] = set()
-        waiting = [k for k, idle in enumerate(view.idle_jobs_by_prior_hours) if idle]
-        for k in waiting if fresh else ():
-            column, probe = self._decide(k, now)
-            if column != self.columns[k]:
-                rows.set_column(k, column, self.columns[k])
-                self.columns[k] = column
-            old = self.explore.pop(k, None)
-            if probe is not None:
-                self.explore[k] = probe
-            probes_moved.update(m for m in (old, probe) if m is not None and m in free)
-        stated = rows.changed(now)
+        probes_moved = self._redraw(view.idle_jobs_by_prior_hours, now) if fresh else set()
+        stated = self.rows.changed()
         probed, action_of = set(self.explore.values()), self.action_of
         # a machine already following its action's row needs no answer (it goes on following)
         readvise = {mv.name for mv in view.machines if mv.follows != action_of[mv.name]}
@@ -203,47 +196,53 @@ class PlacementBandit(Policy):
                 advice.follows[name] = action_of[name]
                 stated.add(action_of[name])  # a fresh daemon learns the value it follows
         advice.shared = {action: self.rows.advice(action) for action in sorted(stated)}
+        advice.shared_until = self.rows.until(now)
         return advice
+
+    def _redraw(self, idle: Sequence[int], now: float) -> set[str]:
+        """A new draw for every class with idle jobs; its ranks go to the rows. Returns the
+        free machines an exploring job left or now goes to (their advice changes)."""
+        waiting = [k for k, count in enumerate(idle) if count]
+        if not waiting:
+            return set()
+        positions = self.everywhere
+        if self.options["prune_full"]:
+            positions = np.flatnonzero(self.free.counts)
+        draws = {k: self._draw(k, now, positions) for k in waiting}
+        # a cycle starts at most the idle jobs of the classes that run, and one per explorer
+        demand = sum(idle[k] for k, d in draws.items() if d and d.runs)
+        demand += sum(1 for d in draws.values() if d and d.probe is not None)
+        moved: set[str] = set()
+        for k, drawn in draws.items():
+            column = ranks(drawn, self.actions, demand) if drawn else {}
+            if column != self.columns[k]:
+                self.rows.set_column(k, column, self.columns[k])
+                self.columns[k] = column
+            old = self.explore.pop(k, None)
+            probe = drawn.probe if drawn else None
+            if probe is not None:
+                self.explore[k] = probe
+            moved.update(m for m in (old, probe) if m is not None and m in self.free)
+        return moved
 
     def _explored(self, machine: str) -> MachineAdvice:
         """The machine's action row, with the top rank for classes exploring on this machine."""
         probes = (k for k, m in self.explore.items() if m == machine)
         return self.rows.explored(self.action_of[machine], probes)
 
-    def _decide(self, k: int, now: float) -> tuple[dict[str, float], str | None]:
-        """Class k's eq. 6 draw: the greedy ranks per action (absent: -1, keeps class-k jobs
-        off) and, when it explores an action, one free machine of it that gets the top rank,
-        so one job (as in the paper) rather than the whole class is sent there."""
-        free, agent, rng = self.free, self.agent, self.context.rng
-        if not free.since or (self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)):
-            return {}, None  # nothing to choose: the job just waits (no decision, no reward)
+    def _draw(self, k: int, now: float, positions: np.ndarray) -> Draw | None:
+        """Class k's eq. 6 draw, None when there is nothing to choose (no free machine, or the
+        local-knowledge rule: the job just waits, no decision, no reward)."""
+        if not self.free.since or (
+            self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)
+        ):
+            return None
         state = self._state(now, k)
-        available = list(compress(self.actions, map(free.members.get, self.actions)))
-        if not self.options["prune_full"]:
-            available = list(self.actions)
-        actions = [*available, QUEUE]
-        choice, explored = agent.choose(state, actions, rng)
+        drawn = draw(self.agent, self.free, self.actions, state, positions, self.context.rng)
         self.decisions += 1
-        greedy = agent.greedy(state, actions, rng) if explored else choice
-        if choice == QUEUE or greedy == QUEUE:
+        if not drawn.runs:
             self.jobs.queue_decision(k, now, state)
-        probe = None
-        if explored and choice != QUEUE:
-            members = sorted(free.members.get(str(choice), ()))
-            probe = members[int(rng.integers(len(members)))] if members else None
-        if greedy == QUEUE or choice == QUEUE:
-            return {}, probe
-        floor = agent.value(state, QUEUE)
-        # Rank 2 + q'(s, a) (in [1, 3]: rewards lie in [-1, 1]) orders the actions by their
-        # estimates, over all of them: one without a free machine has none to rank, and a row
-        # moves only when its own estimate does, not when other actions come and go.
-        ranks: dict[str, float] = {
-            a: 2.0 + v
-            for a, v in zip(self.actions, agent.values_of(state, self.actions), strict=True)
-            if a != greedy and v is not None and (floor is None or v > floor)
-        }
-        ranks[str(greedy)] = GREEDY_RANK
-        return ranks, probe
+        return drawn
 
     # -- state -------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

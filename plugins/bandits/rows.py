@@ -3,9 +3,9 @@
 Per prior-hours class k, a decision ranks actions (absent: -1, which keeps class-k jobs off).
 Read across the 24 classes, an action's ranks are a row, ``AdvisorRankByPriorHours`` of each free
 machine of that action; the machines follow the row as one named advice, so a new row re-ranks
-them all at once. Rows are stated with an expiry at the end of the next hour, and all of them are
-stated again each hour: advice outlives the bandit's state (the hour) by at most one hour, and a
-stopped advisor's advice lapses.
+them all at once. The rows hold until the end of the next hour and are renewed each hour, all with
+one time (``Advice.shared_until``): advice outlives the bandit's state (the hour) by at most one
+hour, and a stopped advisor's advice lapses.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class ActionRows:
         self.actions = list(actions)
         self.rows: dict[str, tuple[float, ...]] = dict.fromkeys(self.actions, OFF_RANKS)
         self.hour_end = 0.0
-        """The end of the hour in which the rows were last stated (they hold one hour more)."""
+        """The end of the hour in which the rows were last renewed (they hold one hour more)."""
         self._advice: dict[str, MachineAdvice] = {}
         self._changed: set[str] = set()
         self._explored: dict[tuple[float, ...], MachineAdvice] = {}
@@ -41,21 +41,22 @@ class ActionRows:
                 advice.pop(action, None)
                 changed.add(action)
 
-    def changed(self, now: float) -> set[str]:
-        """The actions whose row changed since last asked; in a new hour, every action."""
+    def changed(self) -> set[str]:
+        """The actions whose row changed since last asked."""
         changed, self._changed = self._changed, set()
+        return changed
+
+    def until(self, now: float) -> float:
+        """When the rows lapse unless renewed: the end of the hour after the current one."""
         if now >= self.hour_end:
             self.hour_end = (now // HOUR + 1) * HOUR
-            self._advice.clear()
-            changed.update(self.actions)
-        return changed
+        return self.hour_end + HOUR
 
     def advice(self, action: str) -> MachineAdvice:
         """The advice every free machine of ``action`` follows (one object per row)."""
         adv = self._advice.get(action)
         if adv is None:
-            row, expires = self.rows[action], self.hour_end + HOUR
-            adv = self._advice[action] = MachineAdvice(rank_by_prior_hours=row, expires=expires)
+            adv = self._advice[action] = MachineAdvice(rank_by_prior_hours=self.rows[action])
         return adv
 
     def explored(self, action: str, classes: Iterable[int]) -> MachineAdvice:

@@ -1,0 +1,25 @@
+"""Named advice from a policy's answer to matching: renew the names, state their values, and
+re-rank the groups of the followers whose advice changed."""
+
+from __future__ import annotations
+
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice
+from simulator.advice_cache import AdviceCache
+from simulator.advice_groups import AdviceGroups
+
+
+def apply_names(cache: AdviceCache, groups: AdviceGroups, advice: Advice, now: float) -> None:
+    """Renew and (re)state the named advice; re-rank the followers of names whose value they
+    now carry changed. Names that lapsed since the last round and are renewed in this one never
+    reach the groups: matching never saw them lapse."""
+    revived = cache.renew(advice.shared_until, now)
+    lapsed, cache.lapsed = cache.lapsed, []
+    if lapsed and not revived:
+        for name in lapsed:
+            groups.restate(name, NEUTRAL_MACHINE_ADVICE)
+    elif revived and not lapsed:  # lapsed in an earlier round
+        for name, (value, _) in cache.shared.items():
+            groups.restate(name, value)
+    for name, value in advice.shared.items():
+        if cache.state(name, value, now):
+            groups.restate(name, value)

@@ -81,7 +81,7 @@ class FreeMachines:
         self._values.append(oldest)
 
     def count(self, group: int) -> int:
-        return len(self.members.get(group, ()))
+        return self._counts[group]
 
     def stayed_free(self, t0: float, until: float) -> bool:
         """Was some machine free at ``t0`` still free (the same free period) at ``until``?"""

@@ -122,9 +122,9 @@ class AdviceGroups:
 
     def restate(self, name: str, value: MachineAdvice) -> None:
         """A named advice has a new value: its followers now rank by it."""
-        key = self.name_key(name)
-        group = self.groups.get(key)
-        if group is not None:
+        key = self._name_keys.get(name)  # a name no machine followed yet has no group
+        group = None if key is None else self.groups.get(key)
+        if key is not None and group is not None:
             _, members, before = group
             after = _places(value)
             self.groups[key] = (value, members, after)

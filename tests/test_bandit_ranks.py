@@ -6,10 +6,15 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 from tracekit import MONDAY, H, inventory, trace
 
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.bandits.agent import BanditAgent
+from plugins.bandits.decision import draw, ranks
+from plugins.bandits.hindsight import FreeMachines
+from plugins.bandits.history import HistorySpec
 from plugins.bandits.placement import QUEUE, ComputerBandit
 from plugins.policy import MachineView, PolicyContext, PoolView
 from simulator.advice_cache import AdviceCache
@@ -111,3 +116,33 @@ def test_names_lapsed_and_renewed_in_one_round_never_reach_the_groups() -> None:
     cache.expire(3 * H)
     apply_names(cache, groups, Advice(), 3 * H)  # lapsed, not renewed: neutral (rank 0)
     assert cache.get(0).rank_for(1) == 0.0 and groups.pick(1, 0) == 0
+
+
+@pytest.mark.parametrize("untried_zero", [True, False])
+def test_a_draw_among_few_actions_in_python_equals_the_numpy_one(untried_zero: bool) -> None:
+    # The system and cluster levels draw on Python lists, the computer level on numpy arrays;
+    # the same estimates and seed must give the same choice, greedy action, probe and ranks,
+    # and leave the generator in the same state (ties, untried actions and queueing included).
+    actions = [f"a{i}" for i in range(12)]
+    free = FreeMachines(lambda m: int(m.split("-")[0][1:]), len(actions))
+    for i in range(0, 12, 2):
+        for j in range(3):
+            free.free(f"a{i}-{j}", 0.0)
+    setup = np.random.default_rng(5)
+    for trial in range(300):
+        agent = BanditAgent(HistorySpec(), epsilon=0.3, untried_zero=untried_zero)
+        agent.index_actions(actions)
+        state = (trial % 24, 0)
+        for action in setup.choice(actions, size=int(setup.integers(0, 9)), replace=False):
+            agent.reward(state, action, float(setup.choice([-0.5, 0.0, 0.25, 0.25, 0.8])))
+        if trial % 3:
+            agent.reward(state, QUEUE, float(setup.choice([-1.0, 0.25, 0.5])))
+        demand = int(setup.integers(0, 5))
+        available = [p for p in range(12) if free.count(p)]
+        outcomes = []
+        for positions in (available, np.array(available)):
+            rng = np.random.default_rng(trial)
+            drawn = draw(agent, free, actions, state, positions, rng)
+            column = ranks(drawn, actions, demand)
+            outcomes.append((drawn[:5], column, rng.random()))
+        assert outcomes[0] == outcomes[1]

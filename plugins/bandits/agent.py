@@ -13,6 +13,10 @@ import numpy as np
 from plugins.bandits.history import Estimate, HistorySpec
 from plugins.bandits.options import EpsilonBoost
 
+Values = np.ndarray | list[float]
+"""q'(s, a) of some actions, NaN for untried ones: a list for a few actions (there numpy's cost
+per call exceeds what its vector speed saves), an array for many; both give the same choices."""
+
 
 class StateStats:
     """Per-state counters for the epsilon variants: rewards seen, the best one, the recent ones."""
@@ -46,12 +50,14 @@ class BanditAgent:
         self.stats: dict[Hashable, StateStats] = {}
         self.index: dict[Hashable, int] = {}
         """Actions also kept as arrays (see ``index_actions``), by position."""
+        self.indexed: list[Hashable] = []
         self.arrays: dict[Hashable, np.ndarray] = {}
 
     def index_actions(self, actions: Sequence[Hashable]) -> None:
         """Keep the values of ``actions`` per state as one array too, so that a decision
         among a thousand machines is a few vector operations."""
         self.index = {a: i for i, a in enumerate(actions)}
+        self.indexed = list(actions)
         self.arrays = {}
         for state, values in self.values.items():
             for action, value in values.items():
@@ -132,15 +138,20 @@ class BanditAgent:
         """The action with the highest estimate (ties and all-untried broken at random)."""
         return actions[self._greedy_place(self._array_of(state, actions), rng)]
 
-    def _array_of(self, state: Hashable, actions: Sequence[Hashable]) -> np.ndarray:
-        return np.array([np.nan if v is None else v for v in self.values_of(state, actions)])
+    def _array_of(self, state: Hashable, actions: Sequence[Hashable]) -> list[float]:
+        return [np.nan if v is None else v for v in self.values_of(state, actions)]
 
-    def values_at(self, state: Hashable, positions: np.ndarray) -> np.ndarray:
-        """``value`` of the indexed actions at ``positions`` (NaN for None), a copy."""
+    def values_at(self, state: Hashable, positions: np.ndarray | list[int]) -> Values:
+        """``value`` of the indexed actions at ``positions`` (NaN for None), a copy; a list for
+        a list of positions."""
+        if isinstance(positions, list):
+            got, indexed = self.values.get(state, {}).get, self.indexed
+            default = self._untried
+            return [got(indexed[p], default) for p in positions]
         return self.array(state)[positions]
 
     def choose_among(
-        self, state: Hashable, values: np.ndarray, rng: np.random.Generator, greedy_too: bool
+        self, state: Hashable, values: Values, rng: np.random.Generator, greedy_too: bool
     ) -> tuple[int, bool, int]:
         """Eq. 6 over actions whose ``value``s are ``values`` (NaN for None): (choice, explored,
         greedy) as places in that array; an exploring draw finds the greedy place too (drawn
@@ -152,13 +163,19 @@ class BanditAgent:
         greedy = self._greedy_place(values, rng)
         return greedy, False, greedy
 
-    def _greedy_place(self, values: np.ndarray, rng: np.random.Generator) -> int:
+    def _greedy_place(self, values: Values, rng: np.random.Generator) -> int:
         """The place of the highest value (ties, and all untried, broken at random)."""
+        best: Sequence[int] | np.ndarray
+        if isinstance(values, list):
+            known = [v for v in values if v == v]  # NaN: untried
+            top = max(known) if known else np.nan
+            best = [i for i, v in enumerate(values) if v == top] or range(len(values))
+            return best[0] if len(best) == 1 else best[int(rng.integers(len(best)))]
         tried = None if self.untried_zero else ~np.isnan(values)  # untried_zero: no NaN
         if tried is None:
-            best = np.flatnonzero(values == values.max())
+            best = (values == values.max()).nonzero()[0]
         elif tried.any():
-            best = np.flatnonzero(values == values[tried].max())
+            best = (values == values[tried].max()).nonzero()[0]
         else:
             best = np.arange(len(values))
         return int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])

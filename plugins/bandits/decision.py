@@ -12,10 +12,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from plugins.bandits.agent import BanditAgent
+from plugins.bandits.agent import BanditAgent, Values
 from plugins.bandits.hindsight import FreeMachines
 
 QUEUE = "<queue>"
+FEW_ACTIONS = 64
+"""Up to this many actions (the system and cluster levels), a draw runs on Python lists."""
 GREEDY_RANK = 4.0
 """The greedy action's rank, above every estimate's (2 + q' <= 3)."""
 
@@ -29,9 +31,9 @@ class Draw(NamedTuple):
     explored: bool
     probe: str | None
     """When exploring an action, the one free machine of it the exploring job goes to."""
-    values: np.ndarray
+    values: Values
     """q'(s, a) of the available actions (NaN: untried, not valued)."""
-    positions: np.ndarray
+    positions: np.ndarray | list[int]
     floor: float | None
     """q'(s, stay queued)."""
 
@@ -46,13 +48,16 @@ def draw(
     free: FreeMachines,
     actions: Sequence[str],
     state: Hashable,
-    positions: np.ndarray,
+    positions: np.ndarray | list[int],
     rng: np.random.Generator,
 ) -> Draw:
     """Eq. 6 over the actions at ``positions`` (available now) and "stay queued"; an exploring
     draw also picks the one free machine of the explored action."""
     values, floor = agent.values_at(state, positions), agent.value(state, QUEUE)
-    with_queue = np.append(values, np.nan if floor is None else floor)
+    queued = np.nan if floor is None else floor
+    with_queue = (
+        [*values, queued] if isinstance(values, list) else np.concatenate((values, (queued,)))
+    )
     chosen, explored, best = agent.choose_among(state, with_queue, rng, True)
     n = len(positions)
     choice, greedy = (QUEUE if i == n else actions[positions[i]] for i in (chosen, best))
@@ -70,12 +75,30 @@ def ranks(drawn: Draw, actions: Sequence[str], demand: int) -> dict[str, float]:
     included) are ranked: a cycle starts no more jobs than that, the rest could not be reached."""
     if not drawn.runs:
         return {}
-    values, positions, floor = drawn.values, drawn.positions, drawn.floor
+    if isinstance(drawn.values, list):
+        return _ranks_of_few(drawn, actions, demand)
+    values, positions, floor = drawn.values, np.asarray(drawn.positions), drawn.floor
     better = values > floor if floor is not None else ~np.isnan(values)
     values, positions = values[better], positions[better]
     if len(values) > demand > 0:
         reached = values >= -np.partition(-values, demand - 1)[demand - 1]
         values, positions = values[reached], positions[reached]
     column = {actions[p]: 2.0 + v for p, v in zip(positions.tolist(), values.tolist(), strict=True)}
+    column[drawn.greedy] = GREEDY_RANK
+    return column
+
+
+def _ranks_of_few(drawn: Draw, actions: Sequence[str], demand: int) -> dict[str, float]:
+    """``ranks`` for a draw among a few actions, in plain Python (the same ranks)."""
+    floor = drawn.floor
+    pairs = [
+        (p, v)
+        for p, v in zip(drawn.positions, drawn.values, strict=True)
+        if (v > floor if floor is not None else v == v)  # NaN: untried, not valued
+    ]
+    if len(pairs) > demand > 0:
+        least = sorted((v for _, v in pairs), reverse=True)[demand - 1]
+        pairs = [(p, v) for p, v in pairs if v >= least]
+    column = {actions[p]: 2.0 + v for p, v in pairs}
     column[drawn.greedy] = GREEDY_RANK
     return column

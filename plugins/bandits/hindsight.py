@@ -80,6 +80,13 @@ class FreeMachines:
         self._times.append(now)
         self._values.append(oldest)
 
+    def positions(self, only_free: bool, as_list: bool) -> np.ndarray | list[int]:
+        """The groups a decision chooses among, in order: those with a free machine
+        (``only_free``) or all; a list for a few groups (decided on in plain Python)."""
+        if as_list:
+            return [g for g, n in enumerate(self._counts) if n or not only_free]
+        return self.counts.nonzero()[0] if only_free else np.arange(len(self._counts))
+
     def count(self, group: int) -> int:
         return self._counts[group]
 

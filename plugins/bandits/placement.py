@@ -22,7 +22,7 @@ import numpy as np
 
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
 from plugins.bandits.agent import BanditAgent
-from plugins.bandits.decision import QUEUE, Draw, draw, ranks
+from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
 from plugins.bandits.options import BANDIT_OPTIONS
@@ -97,7 +97,7 @@ class PlacementBandit(Policy):
         best, worst = min(watts, default=0.0), max(watts, default=0.0)
         self.energy = {n: energy_scale(m.active_watts, best, worst) for n, m in machines.items()}
         self.free = FreeMachines(place_of.__getitem__, len(self.actions))
-        self.everywhere = np.arange(len(self.actions))
+        self.few = len(self.actions) <= FEW_ACTIONS  # decided on Python lists (decision.py)
         self.jobs = JobMemory()
         self.rows = ActionRows(self.actions)
         self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
@@ -205,9 +205,7 @@ class PlacementBandit(Policy):
         waiting = [k for k, count in enumerate(idle) if count]
         if not waiting:
             return set()
-        positions = self.everywhere
-        if self.options["prune_full"]:
-            positions = np.flatnonzero(self.free.counts)
+        positions = self.free.positions(self.options["prune_full"], self.few)
         draws = {k: self._draw(k, now, positions) for k in waiting}
         # a cycle starts at most the idle jobs of the classes that run, and one per explorer
         demand = sum(idle[k] for k, d in draws.items() if d and d.runs)
@@ -230,7 +228,7 @@ class PlacementBandit(Policy):
         probes = (k for k, m in self.explore.items() if m == machine)
         return self.rows.explored(self.action_of[machine], probes)
 
-    def _draw(self, k: int, now: float, positions: np.ndarray) -> Draw | None:
+    def _draw(self, k: int, now: float, positions: np.ndarray | list[int]) -> Draw | None:
         """Class k's eq. 6 draw, None when there is nothing to choose (no free machine, or the
         local-knowledge rule: the job just waits, no decision, no reward)."""
         if not self.free.since or (

@@ -120,7 +120,7 @@ def test_names_lapsed_and_renewed_in_one_round_never_reach_the_groups() -> None:
 
 @pytest.mark.parametrize("untried_zero", [True, False])
 def test_a_draw_among_few_actions_in_python_equals_the_numpy_one(untried_zero: bool) -> None:
-    # The system and cluster levels draw on Python lists, the computer level on numpy arrays;
+    # The system level draws on Python lists, the cluster and computer levels on numpy arrays;
     # the same estimates and seed must give the same choice, greedy action, probe and ranks,
     # and leave the generator in the same state (ties, untried actions and queueing included).
     actions = [f"a{i}" for i in range(12)]

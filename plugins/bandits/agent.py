@@ -16,6 +16,8 @@ from plugins.bandits.options import EpsilonBoost
 Values = np.ndarray | list[float]
 """q'(s, a) of some actions, NaN for untried ones: a list for a few actions (there numpy's cost
 per call exceeds what its vector speed saves), an array for many; both give the same choices."""
+Positions = np.ndarray | list[int]
+"""Places among the indexed actions, a list or an array as ``Values``."""
 
 
 class StateStats:
@@ -141,7 +143,7 @@ class BanditAgent:
     def _array_of(self, state: Hashable, actions: Sequence[Hashable]) -> list[float]:
         return [np.nan if v is None else v for v in self.values_of(state, actions)]
 
-    def values_at(self, state: Hashable, positions: np.ndarray | list[int]) -> Values:
+    def values_at(self, state: Hashable, positions: Positions) -> Values:
         """``value`` of the indexed actions at ``positions`` (NaN for None), a copy; a list for
         a list of positions."""
         if isinstance(positions, list):

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from plugins.bandits.agent import BanditAgent, Values
+from plugins.bandits.agent import BanditAgent, Positions, Values
 from plugins.bandits.hindsight import FreeMachines
 
 QUEUE = "<queue>"
@@ -34,7 +34,7 @@ class Draw(NamedTuple):
     """When exploring an action, the one free machine of it the exploring job goes to."""
     values: Values
     """q'(s, a) of the available actions (NaN: untried, not valued)."""
-    positions: np.ndarray | list[int]
+    positions: Positions
     floor: float | None
     """q'(s, stay queued)."""
 
@@ -49,7 +49,7 @@ def draw(
     free: FreeMachines,
     actions: Sequence[str],
     state: Hashable,
-    positions: np.ndarray | list[int],
+    positions: Positions,
     rng: np.random.Generator,
 ) -> Draw:
     """Eq. 6 over the actions at ``positions`` (available now) and "stay queued"; an exploring

@@ -18,10 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-import numpy as np
-
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
-from plugins.bandits.agent import BanditAgent
+from plugins.bandits.agent import BanditAgent, Positions
 from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
@@ -228,7 +226,7 @@ class PlacementBandit(Policy):
         probes = (k for k, m in self.explore.items() if m == machine)
         return self.rows.explored(self.action_of[machine], probes)
 
-    def _draw(self, k: int, now: float, positions: np.ndarray | list[int]) -> Draw | None:
+    def _draw(self, k: int, now: float, positions: Positions) -> Draw | None:
         """Class k's eq. 6 draw, None when there is nothing to choose (no free machine, or the
         local-knowledge rule: the job just waits, no decision, no reward)."""
         if not self.free.since or (

@@ -6,7 +6,8 @@ the pool behaves as if the advisor did not exist.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from plugins.direct_init import direct_init
@@ -43,6 +44,13 @@ class MachineAdvice:
 
 
 NEUTRAL_MACHINE_ADVICE = MachineAdvice()
+
+
+def with_ranks(value: MachineAdvice, ranks: Mapping[int, float]) -> MachineAdvice:
+    """``value`` with ``AdvisorRankByPriorHours[k]`` set to ``ranks[k]`` (``Advice.shared_ranks``);
+    the other classes keep the ranks they had (``rank_for``)."""
+    row = [ranks.get(k, value.rank_for(k)) for k in range(PRIOR_HOURS_CLASSES)]
+    return replace(value, rank_by_prior_hours=tuple(row))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +91,19 @@ class Advice:
     endpoint does that resolves the name when each machine's hook pulls. A machine named in
     ``machines`` stops following; a follow otherwise stands, so a machine whose view says it
     follows a name needs no answer to go on following it (while the names lapse it is neutral).
+
+    A name already stated may instead be restated by class in ``shared_ranks``: per name, the
+    classes k whose ``AdvisorRankByPriorHours[k]`` changed and the new ranks. A bandit's decision
+    moves one class's ranks on a few names, so this costs a consumer a few ranks rather than a
+    new row per name. A consumer applies ``shared_ranks`` before ``shared`` and ignores a name it
+    was never told in full (a fresh daemon): the name's followers state it in full as they follow.
     """
 
     machines: dict[str, MachineAdvice] = field(default_factory=dict)
     jobs: dict[str, JobAdvice] = field(default_factory=dict)
     groups: dict[str, GroupAdvice] = field(default_factory=dict)
     shared: dict[str, MachineAdvice] = field(default_factory=dict)
+    shared_ranks: dict[str, dict[int, float]] = field(default_factory=dict)
     follows: dict[str, str] = field(default_factory=dict)
     shared_until: float | None = None
     """When every named advice stated so far lapses unless a later round renews it (None: when

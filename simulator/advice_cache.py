@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Mapping
+from dataclasses import replace
 
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
 
 Filed = MachineAdvice | str
 """What a machine carries: its own advice, or the name of the shared advice it follows."""
@@ -43,7 +45,12 @@ class AdviceCache:
         """Machines with advice of their own: (advice, stored at)."""
         self.follows: dict[int, str] = {}
         self.shared: dict[str, tuple[MachineAdvice, float]] = {}
-        """Named advice: (value, stated at); kept while the names are lapsed."""
+        """Named advice: (value, stated at); kept while the names are lapsed. Read through
+        ``named``: a name restated by class has its ranks in ``_rows`` until then."""
+        self._rows: dict[str, list[float]] = {}
+        """Per name restated by class since it was last stated in full, its ranks per class."""
+        self._stale: set[str] = set()
+        """The names whose ranks changed since their value in ``shared`` was built."""
         self.shared_until: float | None = None
         self.names_live = False
         """Whether the names apply now (renewed, and ``shared_until`` not yet reached)."""
@@ -70,8 +77,9 @@ class AdviceCache:
                 f"named advice {name!r} is stated, but the policy never gave "
                 "Advice.shared_until (when the names lapse unless renewed)"
             )
-        old = self.shared.get(name)
+        old = self.named(name)
         self.shared[name] = (value, now)
+        self._rows.pop(name, None)
         if old is None:
             return self.names_live
         was = old[0]
@@ -81,6 +89,31 @@ class AdviceCache:
             and was is not value
             and (was.rank_by_prior_hours != value.rank_by_prior_hours or was != value)
         )
+
+    def restate_ranks(self, name: str, ranks: Mapping[int, float]) -> bool:
+        """Set some of a named advice's ranks by class (``Advice.shared_ranks``); True when its
+        followers rank by them now (False: the names are lapsed, it holds them, or a name never
+        stated in full, which is ignored). Its time stays that of its last full statement, which
+        ``AdvisorPredictedIdle`` counts from."""
+        entry = self.shared.get(name)
+        if entry is None:
+            return False
+        row = self._rows.get(name)
+        if row is None:
+            row = self._rows[name] = [entry[0].rank_for(k) for k in range(PRIOR_HOURS_CLASSES)]
+        for k, rank in ranks.items():
+            row[k] = rank
+        self._stale.add(name)
+        return self.names_live and not entry[0].hold
+
+    def named(self, name: str) -> tuple[MachineAdvice, float] | None:
+        """A named advice's value and when it was last stated."""
+        entry = self.shared.get(name)
+        if entry is not None and name in self._stale:  # restated by class since it was built
+            self._stale.discard(name)
+            row = tuple(self._rows[name])
+            entry = self.shared[name] = (replace(entry[0], rank_by_prior_hours=row), entry[1])
+        return entry
 
     def renew(self, until: float | None, now: float) -> bool:
         """The names hold until ``until`` (None: as last renewed); True when they had lapsed
@@ -173,7 +206,7 @@ class AdviceCache:
         if entry is None:
             name = self.follows.get(m)
             if name is not None and self.names_live:
-                entry = self.shared.get(name)
+                entry = self.named(name)
         return entry
 
     def filed(self, m: int) -> Filed:

@@ -21,12 +21,13 @@ fills again would cost more than an empty group in the levels (there is one per 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import compress
 from operator import ne
 
 from plugins.advice import PRIOR_HOURS_CLASSES, MachineAdvice
 from simulator.advice_cache import Filed
+from simulator.group_levels import Level, Members
 from simulator.indexed_set import IndexedSet
 
 KNOWN_OBJECTS = 20_000
@@ -36,36 +37,10 @@ FEW_GROUPS = 8
 lists its members once for its draws; fewer are drawn from in proportion to their sizes."""
 
 
-Members = tuple[IndexedSet, IndexedSet]
-"""A group's free members per family: awake, asleep."""
-Places = tuple[float, ...]
-"""Per class k, the rank its jobs see on a group's machines; negative: they are kept off."""
+Places = tuple[float, ...] | list[float]
+"""Per class k, the rank its jobs see on a group's machines; negative: they are kept off (a
+list once a named advice was restated by class: ``rerank`` changes it in place)."""
 Group = tuple[MachineAdvice, Members, Places]
-
-
-class Level:
-    """The groups sharing one rank for a class: their keys and members and, when a draw spans
-    many groups, per family the level's members as one list of (machine, group place). A draw
-    from it is uniform over the level's machines, as "ties at random" asks, in O(1); it is
-    rebuilt once members were added anywhere (``generation``), and a drawn machine found taken
-    leaves it."""
-
-    __slots__ = ("built", "drawable", "keys", "sets")
-
-    def __init__(self) -> None:
-        self.keys: list[int] = []
-        self.sets: list[Members] = []
-        self.drawable: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])
-        self.built = [-1, -1]
-
-    def members(self, family: int, generation: int) -> list[tuple[int, int]]:
-        if self.built[family] != generation:
-            self.built[family] = generation
-            sets = self.sets
-            self.drawable[family][:] = [
-                (m, i) for i, members in enumerate(sets) for m in members[family].items
-            ]
-        return self.drawable[family]
 
 
 class AdviceGroups:
@@ -82,7 +57,8 @@ class AdviceGroups:
         """The current value of a named advice."""
         self._name_keys: dict[str, int] = {}
         self.groups: dict[int, Group] = {}
-        """Per key, the group's advice, its members (in filing order) and its places."""
+        """Per key, the group's advice, its members (in filing order) and its places (a name
+        restated by class keeps the advice it was last stated with in full; its places are new)."""
         self.key_of: dict[int, int] = {}
         self._levels: dict[int, list[Level]] = {}
         self._ranked: list[dict[int, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
@@ -129,6 +105,31 @@ class AdviceGroups:
             after = _places(value)
             self.groups[key] = (value, members, after)
             self._reranked(key, before, after)
+
+    def rerank(self, name: str, ranks: Mapping[int, float]) -> None:
+        """A named advice was restated by class: its followers rank class k jobs by ``ranks[k]``
+        (``_reranked`` for a few classes, without building a row)."""
+        key = self._name_keys.get(name)
+        group = None if key is None else self.groups.get(key)
+        if key is None or group is None:
+            return
+        places = group[2]
+        if not isinstance(places, list):  # its own copy, changed in place from now on
+            places = list(places)
+            self.groups[key] = (group[0], group[1], places)
+        levels, ranked = self._levels, self._ranked
+        for k, rank in ranks.items():
+            before = places[k]
+            if rank == before:
+                continue
+            places[k] = rank
+            if rank >= 0:
+                ranked[k][key] = rank
+            elif before >= 0:
+                del ranked[k][key]
+            else:
+                continue
+            levels.pop(k, None)
 
     def _trim(self) -> None:
         """Forget values no group carries now (a later equal value opens a new group anyway)."""

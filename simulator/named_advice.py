@@ -18,8 +18,13 @@ def apply_names(cache: AdviceCache, groups: AdviceGroups, advice: Advice, now: f
         for name in lapsed:
             groups.restate(name, NEUTRAL_MACHINE_ADVICE)
     elif revived and not lapsed:  # lapsed in an earlier round
-        for name, (value, _) in cache.shared.items():
-            groups.restate(name, value)
+        for name in list(cache.shared):
+            named = cache.named(name)
+            assert named is not None
+            groups.restate(name, named[0])
+    for name, ranks in advice.shared_ranks.items():  # before ``shared``: see ``Advice``
+        if cache.restate_ranks(name, ranks):
+            groups.rerank(name, ranks)
     for name, value in advice.shared.items():
         if cache.state(name, value, now):
             groups.restate(name, value)

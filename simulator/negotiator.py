@@ -34,9 +34,10 @@ import numpy as np
 from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
 from plugins.policy import MachineView, Policy, PoolView
 from simulator.advice_cache import AdviceCache, Filed
-from simulator.advice_groups import AdviceGroups, Level
+from simulator.advice_groups import AdviceGroups
 from simulator.campus_pool import CampusPool
 from simulator.engine import Engine
+from simulator.group_levels import Level
 from simulator.job_book import JobBook
 from simulator.named_advice import apply_names
 
@@ -176,7 +177,7 @@ class Negotiator:
 
     def _shared_value(self, name: str) -> MachineAdvice:
         """A name's value (neutral while it is lapsed)."""
-        entry = self.cache.shared.get(name)
+        entry = self.cache.named(name)
         return NEUTRAL_MACHINE_ADVICE if entry is None or not self.cache.names_live else entry[0]
 
     def _store(self, updates: list[tuple[int, Filed | None]], now: float) -> None:

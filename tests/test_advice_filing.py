@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from tracekit import H, inventory, trace
 
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice, PowerAdvice
+from plugins.advice import (
+    NEUTRAL_MACHINE_ADVICE,
+    PRIOR_HOURS_CLASSES,
+    Advice,
+    MachineAdvice,
+    PowerAdvice,
+    with_ranks,
+)
 from plugins.policy import Policy, PolicyContext, PoolView
 from simulator import advice_groups
 from simulator.advice_cache import AdviceCache, is_neutral
 from simulator.advice_groups import AdviceGroups
 from simulator.indexed_set import IndexedSet
 from simulator.job_book import DONE
+from simulator.named_advice import apply_names
 from simulator.replay import machine_infos, replay
 from simulator.trace_model import OpeningHours
 
@@ -188,3 +197,69 @@ def test_a_machine_falling_asleep_keeps_its_advice_without_asking_when_the_polic
     assert (asleep == []) is only_when_freed  # asked again only for a machine's new state
     run = replay(tr, RoomRank(PolicyContext(machine_infos(tr), seed=0), 1.0, only_when_freed))
     assert run.book.status[:2] == [DONE, DONE]
+
+
+def test_a_name_restated_by_class_ranks_its_followers_as_restating_it_in_full_does() -> None:
+    """``Advice.shared_ranks`` against ``Advice.shared`` with the same rows: the same advice per
+    machine and the same rankings per class, before, during and after a lapse of the names."""
+    lab = MachineAdvice(rank_by_prior_hours=(2.0, 1.5) + (-1.0,) * 22)
+    hall = MachineAdvice(rank_by_prior_hours=(2.5,) * 24)
+    changes = [
+        (10.0, {"lab": {0: 3.0, 5: 2.0}, "hall": {0: -1.0}}),
+        (1050.0, {"lab": {1: -1.0, 7: 2.2}}),  # the names lapsed at 1000: nobody sees this yet
+    ]
+    seen = []
+    for by_class in (False, True):
+        cache = AdviceCache(100.0)
+        awake = IndexedSet()
+        for m in range(6):
+            awake.add(m)
+        groups = AdviceGroups((awake, IndexedSet()), random.Random(1), _value_in(cache))
+        apply_names(
+            cache, groups, Advice(shared={"lab": lab, "hall": hall}, shared_until=1000.0), 0
+        )
+        follow = [(m, "lab" if m < 3 else "hall") for m in range(6)]
+        groups.refile([m for m, _ in follow], cache.store_all(follow, 0.0))
+        states = [([cache.get(m) for m in range(6)], _rankings(groups))]
+        values = {"lab": lab, "hall": hall}
+        for now, ranks in changes:
+            cache.expire(now)
+            if by_class:
+                advice = Advice(shared_ranks={**ranks, "never": {0: 9.0}})
+            else:
+                values |= {name: with_ranks(values[name], r) for name, r in ranks.items()}
+                advice = Advice(shared={name: values[name] for name in ranks})
+            apply_names(cache, groups, advice, now)
+            states.append(([cache.get(m) for m in range(6)], _rankings(groups)))
+        cache.expire(1100.0)
+        apply_names(cache, groups, Advice(shared_until=2000.0), 1100.0)  # renewed: they apply
+        states.append(([cache.get(m) for m in range(6)], _rankings(groups)))
+        assert cache.named("never") is None  # a name never stated in full is ignored
+        seen.append(states)
+    assert seen[0] == seen[1]
+    during, after = seen[1][2], seen[1][3]
+    assert during[0] == [NEUTRAL_MACHINE_ADVICE] * 6
+    assert after[0][0].rank_by_prior_hours == (
+        3.0,
+        -1.0,
+        *(-1.0,) * 3,
+        2.0,
+        -1.0,
+        2.2,
+        *(-1.0,) * 16,
+    )
+    assert [len(keys) for keys in after[1][0]] == [1]  # class 0: the lab alone, at 3.0
+
+
+def _value_in(cache: AdviceCache) -> Callable[[str], MachineAdvice]:
+    def value_of(name: str) -> MachineAdvice:
+        named = cache.named(name)
+        assert named is not None
+        return named[0]
+
+    return value_of
+
+
+def _rankings(groups: AdviceGroups) -> list[list[tuple[int, ...]]]:
+    """Per class, the group keys at each rank, best first."""
+    return [[tuple(level.keys) for level in groups.levels(k)] for k in range(PRIOR_HOURS_CLASSES)]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from tracekit import MONDAY, H, inventory, trace
 
+from advisor.daemon.followers import Followers
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
 from plugins.bandits.agent import BanditAgent
 from plugins.bandits.decision import draw, ranks
@@ -146,3 +147,26 @@ def test_a_draw_among_few_actions_in_python_equals_the_numpy_one(untried_zero: b
             column = ranks(drawn, actions, demand)
             outcomes.append((drawn[:5], column, rng.random()))
         assert outcomes[0] == outcomes[1]
+
+
+def test_a_row_is_stated_in_full_once_then_by_the_classes_whose_rank_changed() -> None:
+    """Rounds of a bandit's advice keep a consumer's value of every row equal to the bandit's."""
+    policy = ComputerBandit(PolicyContext(machine_infos(trace(inventory(6))), seed=3), {})
+    draws = random.Random(3)
+    for k in range(4):
+        for i in range(6):
+            policy.agent.reward((10, k), f"pc{i}", draws.uniform(-1, 1))
+        policy.agent.reward((10, k), QUEUE, draws.uniform(-1, 0))
+    followers, stated, by_class = Followers(), set(), 0
+    for step in range(30):
+        idle = tuple(draws.randrange(4) if k < 4 else 0 for k in range(PRIOR_HOURS_CLASSES))
+        views = [MachineView(f"pc{i}", "idle", TEN) for i in range(6)]
+        advice = policy.advise(PoolView(views, idle, [f"j{step}"]), TEN + 60 * step)
+        assert advice.shared_ranks.keys() <= stated  # by class only once stated in full
+        stated |= advice.shared.keys()
+        by_class += len(advice.shared_ranks)
+        followers.resolve(advice)
+        assert {name: followers.values[name].rank_by_prior_hours for name in stated} == {
+            name: tuple(policy.rows.rows[name]) for name in stated
+        }
+    assert by_class > 10 and stated == {f"pc{i}" for i in range(6)}

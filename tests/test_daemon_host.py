@@ -274,6 +274,17 @@ def test_followers_of_a_name_get_its_value_when_they_join_and_whenever_it_change
     assert followers.resolve(Advice(follows={"d": "hall", "e": "nowhere"})) == {"d": hall}
 
 
+def test_a_name_restated_by_class_reaches_its_followers_and_an_unknown_name_is_ignored() -> None:
+    followers = Followers()
+    lab = MachineAdvice(rank_by_prior_hours=(2.0, -1.0))
+    followers.resolve(Advice(shared={"lab": lab}, follows={"a": "lab", "b": "lab"}))
+    moved = followers.resolve(Advice(shared_ranks={"lab": {1: 3.0}, "hall": {0: 1.0}}))
+    new = MachineAdvice(rank_by_prior_hours=(2.0, 3.0) + (-1.0,) * 22)
+    assert moved == {"a": new, "b": new}
+    assert "hall" not in followers.values  # never stated in full: its followers will state it
+    assert followers.resolve(Advice(follows={"c": "lab"})) == {"c": new}
+
+
 def test_renewing_the_names_republishes_every_follower_with_the_new_expiry() -> None:
     followers = Followers()
     lab = MachineAdvice(rank_by_prior_hours=(2.0, -1.0))

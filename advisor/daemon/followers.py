@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from plugins.advice import Advice, MachineAdvice
+from plugins.advice import Advice, MachineAdvice, with_ranks
 
 
 class Followers:
@@ -28,7 +28,10 @@ class Followers:
             self.name_of.pop(machine, None)
         self.name_of.update(advice.follows)
         values = self.values
-        changed = {n for n, v in advice.shared.items() if values.get(n) != v}
+        changed = {n for n in advice.shared_ranks if n in values}  # a name never told: ignored
+        for name in changed:
+            values[name] = with_ranks(values[name], advice.shared_ranks[name])
+        changed.update(n for n, v in advice.shared.items() if values.get(n) != v)
         values.update(advice.shared)
         renewed = advice.shared_until is not None and advice.shared_until != self.until
         if renewed:

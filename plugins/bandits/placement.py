@@ -179,12 +179,12 @@ class PlacementBandit(Policy):
         fresh = bool(newly_free or view.new_jobs) or slot != self.slot
         self.slot = slot
         probes_moved = self._redraw(view.idle_jobs_by_prior_hours, now) if fresh else set()
-        stated = self.rows.changed()
+        rows, changes = self.rows, self.rows.changes()
         probed, action_of = set(self.explore.values()), self.action_of
         # a machine already following its action's row needs no answer (it goes on following)
         readvise = {mv.name for mv in view.machines if mv.follows != action_of[mv.name]}
         readvise |= probes_moved
-        readvise.update(m for m in probed if action_of[m] in stated and m in free)
+        readvise.update(m for m in probed if action_of[m] in changes and m in free)
         advice = Advice()
         # sorted: the negotiator files machines in this order, and str hashes vary by process
         for name in sorted(readvise):
@@ -192,9 +192,8 @@ class PlacementBandit(Policy):
                 advice.machines[name] = self._explored(name)
             else:
                 advice.follows[name] = action_of[name]
-                stated.add(action_of[name])  # a fresh daemon learns the value it follows
-        advice.shared = {action: self.rows.advice(action) for action in sorted(stated)}
-        advice.shared_until = self.rows.until(now)
+        rows.state(advice, changes, set(advice.follows.values()))
+        advice.shared_until = rows.until(now)
         return advice
 
     def _redraw(self, idle: Sequence[int], now: float) -> set[str]:
@@ -250,6 +249,7 @@ class PlacementBandit(Policy):
             "explore": {str(k): m for k, m in self.explore.items()},
             "slot": self.slot,
             "hour_end": self.rows.hour_end,
+            "announced": sorted(self.rows.announced),
             "decisions": self.decisions,
             "rng": self.context.rng.bit_generator.state,
         }
@@ -262,7 +262,9 @@ class PlacementBandit(Policy):
         self.columns = [dict(col) for col in state["columns"]]
         self.slot = int(state["slot"])
         self.explore = {int(k): m for k, m in state["explore"].items()}
-        self.rows.rebuild(self.columns, float(state.get("hour_end", 0.0)))
+        self.rows.rebuild(
+            self.columns, float(state.get("hour_end", 0.0)), state.get("announced", ())
+        )
         self.context.rng.bit_generator.state = state["rng"]
 
 

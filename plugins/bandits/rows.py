@@ -3,16 +3,18 @@
 Per prior-hours class k, a decision ranks actions (absent: -1, which keeps class-k jobs off).
 Read across the 24 classes, an action's ranks are a row, ``AdvisorRankByPriorHours`` of each free
 machine of that action; the machines follow the row as one named advice, so a new row re-ranks
-them all at once. The rows hold until the end of the next hour and are renewed each hour, all with
-one time (``Advice.shared_until``): advice outlives the bandit's state (the hour) by at most one
-hour, and a stopped advisor's advice lapses.
+them all at once. A row is stated in full once, and from then on by the classes whose rank
+changed (``Advice.shared_ranks``): a decision moves a few ranks of one class. The rows hold until
+the end of the next hour and are renewed each hour, all with one time (``Advice.shared_until``):
+advice outlives the bandit's state (the hour) by at most one hour, and a stopped advisor's advice
+lapses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from plugins.advice import PRIOR_HOURS_CLASSES, MachineAdvice
+from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
 
 HOUR = 3600.0
 OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES
@@ -23,28 +25,44 @@ INTERNED_ROWS = 50_000
 class ActionRows:
     def __init__(self, actions: Sequence[str]) -> None:
         self.actions = list(actions)
-        self.rows: dict[str, tuple[float, ...]] = dict.fromkeys(self.actions, OFF_RANKS)
+        self.rows: dict[str, list[float]] = {action: list(OFF_RANKS) for action in self.actions}
+        """Per action, its rank per class (a tuple is built only for its advice)."""
         self.hour_end = 0.0
         """The end of the hour in which the rows were last renewed (they hold one hour more)."""
         self._advice: dict[str, MachineAdvice] = {}
-        self._changed: set[str] = set()
+        self._changes: dict[str, dict[int, float]] = {}
+        self.announced: set[str] = set()
+        """The actions whose row was stated in full (later rounds state it by class)."""
         self._explored: dict[tuple[float, ...], MachineAdvice] = {}
 
     def set_column(self, k: int, column: dict[str, float], last: dict[str, float]) -> None:
         """Class k's new ranks by action (``last``: the ones they replace)."""
-        rows, advice, changed = self.rows, self._advice, self._changed
+        rows, advice, changes = self.rows, self._advice, self._changes
         for action in column.keys() | last.keys():
             rank = column.get(action, -1.0)
             if rank != last.get(action, -1.0):
-                row = rows[action]
-                rows[action] = (*row[:k], rank, *row[k + 1 :])
+                rows[action][k] = rank
                 advice.pop(action, None)
-                changed.add(action)
+                ranks = changes.get(action)
+                if ranks is None:
+                    ranks = changes[action] = {}
+                ranks[k] = rank
 
-    def changed(self) -> set[str]:
-        """The actions whose row changed since last asked."""
-        changed, self._changed = self._changed, set()
-        return changed
+    def changes(self) -> dict[str, dict[int, float]]:
+        """Per action whose row changed since last asked, its new ranks by class."""
+        changes, self._changes = self._changes, {}
+        return changes
+
+    def state(
+        self, advice: Advice, changes: dict[str, dict[int, float]], followed: set[str]
+    ) -> None:
+        """This round's rows in ``advice``: a row in full the first time and whenever machines
+        start to follow it (a fresh daemon learns the value it follows), otherwise by the classes
+        whose rank changed (``changes``, from ``changes()``)."""
+        stated = (changes.keys() - self.announced) | followed
+        advice.shared_ranks = {a: changes[a] for a in sorted(changes) if a in self.announced}
+        advice.shared = {action: self.advice(action) for action in sorted(stated)}
+        self.announced |= stated
 
     def until(self, now: float) -> float:
         """When the rows lapse unless renewed: the end of the hour after the current one."""
@@ -56,7 +74,7 @@ class ActionRows:
         """The advice every free machine of ``action`` follows (one object per row)."""
         adv = self._advice.get(action)
         if adv is None:
-            adv = self._advice[action] = MachineAdvice(rank_by_prior_hours=self.rows[action])
+            adv = self._advice[action] = MachineAdvice(rank_by_prior_hours=tuple(self.rows[action]))
         return adv
 
     def explored(self, action: str, classes: Iterable[int]) -> MachineAdvice:
@@ -71,10 +89,13 @@ class ActionRows:
             adv = self._explored[row] = MachineAdvice(rank_by_prior_hours=row)
         return adv
 
-    def rebuild(self, columns: Sequence[dict[str, float]], hour_end: float) -> None:
+    def rebuild(
+        self, columns: Sequence[dict[str, float]], hour_end: float, announced: Iterable[str]
+    ) -> None:
         """The rows of restored decisions (a snapshot keeps the columns, not the rows)."""
+        self.announced = set(announced)
         for action in self.actions:
-            self.rows[action] = tuple(col.get(action, -1.0) for col in columns)
+            self.rows[action] = [col.get(action, -1.0) for col in columns]
         self.hour_end = hour_end
         self._advice.clear()
-        self._changed.clear()
+        self._changes.clear()

@@ -46,11 +46,9 @@ class AdviceCache:
         self.follows: dict[int, str] = {}
         self.shared: dict[str, tuple[MachineAdvice, float]] = {}
         """Named advice: (value, stated at); kept while the names are lapsed. Read through
-        ``named``: a name restated by class has its ranks in ``_rows`` until then."""
-        self._rows: dict[str, list[float]] = {}
-        """Per name restated by class since it was last stated in full, its ranks per class."""
-        self._stale: set[str] = set()
-        """The names whose ranks changed since their value in ``shared`` was built."""
+        ``named``: a name restated by class has its new ranks in ``_pending`` until then."""
+        self._pending: dict[str, dict[int, float]] = {}
+        """Per name restated by class since its value in ``shared`` was built, its new ranks."""
         self.shared_until: float | None = None
         self.names_live = False
         """Whether the names apply now (renewed, and ``shared_until`` not yet reached)."""
@@ -77,9 +75,8 @@ class AdviceCache:
                 f"named advice {name!r} is stated, but the policy never gave "
                 "Advice.shared_until (when the names lapse unless renewed)"
             )
-        old = self.named(name)
+        old = self.named(name)  # with any ranks restated by class
         self.shared[name] = (value, now)
-        self._rows.pop(name, None)
         if old is None:
             return self.names_live
         was = old[0]
@@ -98,21 +95,21 @@ class AdviceCache:
         entry = self.shared.get(name)
         if entry is None:
             return False
-        row = self._rows.get(name)
-        if row is None:
-            row = self._rows[name] = [entry[0].rank_for(k) for k in range(PRIOR_HOURS_CLASSES)]
-        for k, rank in ranks.items():
-            row[k] = rank
-        self._stale.add(name)
+        pending = self._pending.get(name)
+        if pending is None:
+            self._pending[name] = dict(ranks)
+        else:
+            pending.update(ranks)
         return self.names_live and not entry[0].hold
 
     def named(self, name: str) -> tuple[MachineAdvice, float] | None:
         """A named advice's value and when it was last stated."""
         entry = self.shared.get(name)
-        if entry is not None and name in self._stale:  # restated by class since it was built
-            self._stale.discard(name)
-            row = tuple(self._rows[name])
-            entry = self.shared[name] = (replace(entry[0], rank_by_prior_hours=row), entry[1])
+        pending = None if entry is None else self._pending.pop(name, None)
+        if entry is not None and pending is not None:  # restated by class since it was built
+            value = entry[0]
+            row = tuple(pending.get(k, value.rank_for(k)) for k in range(PRIOR_HOURS_CLASSES))
+            entry = self.shared[name] = (replace(value, rank_by_prior_hours=row), entry[1])
         return entry
 
     def renew(self, until: float | None, now: float) -> bool:

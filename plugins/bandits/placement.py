@@ -185,14 +185,15 @@ class PlacementBandit(Policy):
         readvise = {mv.name for mv in view.machines if mv.follows != action_of[mv.name]}
         readvise |= probes_moved
         readvise.update(m for m in probed if action_of[m] in changes and m in free)
-        advice = Advice()
+        advice, followed = Advice(), set()
         # sorted: the negotiator files machines in this order, and str hashes vary by process
         for name in sorted(readvise):
             if name in probed:
                 advice.machines[name] = self._explored(name)
             else:
                 advice.follows[name] = action_of[name]
-        rows.state(advice, changes, set(advice.follows.values()))
+                followed.add(action_of[name])
+        rows.state(advice, changes, followed)
         advice.shared_until = rows.until(now)
         return advice
 

@@ -40,13 +40,14 @@ class ActionRows:
         rows, advice, changes = self.rows, self._advice, self._changes
         for action in column.keys() | last.keys():
             rank = column.get(action, -1.0)
-            if rank != last.get(action, -1.0):
-                rows[action][k] = rank
-                advice.pop(action, None)
-                ranks = changes.get(action)
-                if ranks is None:
-                    ranks = changes[action] = {}
-                ranks[k] = rank
+            if rank == last.get(action, -1.0):
+                continue
+            rows[action][k] = rank
+            advice.pop(action, None)
+            ranks = changes.get(action)
+            if ranks is None:
+                ranks = changes[action] = {}
+            ranks[k] = rank
 
     def changes(self) -> dict[str, dict[int, float]]:
         """Per action whose row changed since last asked, its new ranks by class."""
@@ -57,12 +58,15 @@ class ActionRows:
         self, advice: Advice, changes: dict[str, dict[int, float]], followed: set[str]
     ) -> None:
         """This round's rows in ``advice``: a row in full the first time and whenever machines
-        start to follow it (a fresh daemon learns the value it follows), otherwise by the classes
-        whose rank changed (``changes``, from ``changes()``)."""
-        stated = (changes.keys() - self.announced) | followed
-        advice.shared_ranks = {a: changes[a] for a in sorted(changes) if a in self.announced}
-        advice.shared = {action: self.advice(action) for action in sorted(stated)}
-        self.announced |= stated
+        start to follow it (``followed``, which this extends; a fresh daemon learns the value it
+        follows), otherwise by the classes whose rank changed (``changes``, from ``changes()``)."""
+        announced = self.announced
+        if changes:
+            advice.shared_ranks = {a: changes[a] for a in sorted(changes) if a in announced}
+            followed.update(a for a in changes if a not in announced)
+        if followed:
+            advice.shared = {action: self.advice(action) for action in sorted(followed)}
+            announced |= followed
 
     def until(self, now: float) -> float:
         """When the rows lapse unless renewed: the end of the hour after the current one."""

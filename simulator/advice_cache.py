@@ -15,9 +15,8 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import replace
 
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice, with_ranks
 
 Filed = MachineAdvice | str
 """What a machine carries: its own advice, or the name of the shared advice it follows."""
@@ -107,9 +106,7 @@ class AdviceCache:
         entry = self.shared.get(name)
         pending = None if entry is None else self._pending.pop(name, None)
         if entry is not None and pending is not None:  # restated by class since it was built
-            value = entry[0]
-            row = tuple(pending.get(k, value.rank_for(k)) for k in range(PRIOR_HOURS_CLASSES))
-            entry = self.shared[name] = (replace(value, rank_by_prior_hours=row), entry[1])
+            entry = self.shared[name] = (with_ranks(entry[0], pending), entry[1])
         return entry
 
     def renew(self, until: float | None, now: float) -> bool:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice, with_ranks
 
 Filed = MachineAdvice | str
 """What a machine carries: its own advice, or the name of the shared advice it follows."""
+Ranks = Mapping[str, Mapping[int, float]]
+"""Per named advice, some of its ranks by class (``Advice.shared_ranks``)."""
 
 
 def is_neutral(advice: MachineAdvice | None) -> bool:
@@ -86,20 +88,25 @@ class AdviceCache:
             and (was.rank_by_prior_hours != value.rank_by_prior_hours or was != value)
         )
 
-    def restate_ranks(self, name: str, ranks: Mapping[int, float]) -> bool:
-        """Set some of a named advice's ranks by class (``Advice.shared_ranks``); True when its
-        followers rank by them now (False: the names are lapsed, it holds them, or a name never
-        stated in full, which is ignored). Its time stays that of its last full statement, which
-        ``AdvisorPredictedIdle`` counts from."""
-        entry = self.shared.get(name)
-        if entry is None:
-            return False
-        pending = self._pending.get(name)
-        if pending is None:
-            self._pending[name] = dict(ranks)
-        else:
-            pending.update(ranks)
-        return self.names_live and not entry[0].hold
+    def restate_ranks(self, restated: Ranks) -> list[tuple[str, Mapping[int, float]]]:
+        """Set some of the named advice's ranks by class (``Advice.shared_ranks``); return the
+        names whose followers rank by them now, with those ranks (not while the names are lapsed,
+        nor a name that holds them; a name never stated in full is ignored). One call for all
+        names: a computer-level year restates over a million. A name's time stays that of its
+        last full statement, which ``AdvisorPredictedIdle`` counts from."""
+        shared, pending, ranked = self.shared, self._pending, []
+        for name, ranks in restated.items():
+            entry = shared.get(name)
+            if entry is None:
+                continue
+            waiting = pending.get(name)
+            if waiting is None:
+                pending[name] = dict(ranks)
+            else:
+                waiting.update(ranks)
+            if not entry[0].hold:
+                ranked.append((name, ranks))
+        return ranked if self.names_live else []
 
     def named(self, name: str) -> tuple[MachineAdvice, float] | None:
         """A named advice's value and when it was last stated."""
@@ -121,7 +128,7 @@ class AdviceCache:
         self.names_live = until > now
         return revived
 
-    def store_all(self, updates: list[tuple[int, Filed | None]], now: float) -> list[Filed]:
+    def store_all(self, updates: Iterable[tuple[int, Filed | None]], now: float) -> list[Filed]:
         """``store`` each (machine, advice or followed name) in order; return what each carries
         now (a name it follows, else its advice, neutral included)."""
         entries, tokens, expiry, push = self.entries, self._token, self._expiry, heapq.heappush
@@ -179,6 +186,8 @@ class AdviceCache:
         for _, m, _ in due:
             entries.pop(m, None)
         self._expire_shared(now)
+        if not due:  # the usual cycle: nothing to sort
+            return []
         due.sort()
         return [m for _, m, _ in due]
 
@@ -190,7 +199,9 @@ class AdviceCache:
 
     def next_expiry(self) -> float | None:
         """When the earliest stored advice lapses (it may since have been replaced)."""
-        first = [queue[0][0] for queue in (self._expiry, self._lapses) if queue]
+        first = [self._expiry[0][0]] if self._expiry else []  # no comprehension: once a cycle
+        if self._lapses:
+            first.append(self._lapses[0][0])
         if self.names_live and self.shared_until is not None:
             first.append(self.shared_until)
         return min(first) if first else None

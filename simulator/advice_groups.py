@@ -21,13 +21,13 @@ fills again would cost more than an empty group in the levels (there is one per 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import compress
 from operator import ne
 
 from plugins.advice import PRIOR_HOURS_CLASSES, MachineAdvice
 from simulator.advice_cache import Filed
-from simulator.group_levels import Level, Members
+from simulator.group_levels import KEPT_OFF, Level, Members, Places, places_of
 from simulator.indexed_set import IndexedSet
 
 KNOWN_OBJECTS = 20_000
@@ -37,9 +37,6 @@ FEW_GROUPS = 8
 lists its members once for its draws; fewer are drawn from in proportion to their sizes."""
 
 
-Places = tuple[float, ...] | list[float]
-"""Per class k, the rank its jobs see on a group's machines; negative: they are kept off (a
-list once a named advice was restated by class: ``rerank`` changes it in place)."""
 Group = tuple[MachineAdvice, Members, Places]
 
 
@@ -102,35 +99,36 @@ class AdviceGroups:
         group = None if key is None else self.groups.get(key)
         if key is not None and group is not None:
             _, members, before = group
-            after = _places(value)
+            after = places_of(value)
             self.groups[key] = (value, members, after)
             self._reranked(key, before, after)
 
-    def rerank(self, name: str, ranks: Mapping[int, float]) -> None:
-        """A named advice was restated by class: its followers rank class k jobs by ``ranks[k]``.
-        ``_reranked``'s step for a few classes, kept apart: building a row to call it cost a
-        computer-level replay 6% more instructions (about 1.9 M calls a year)."""
-        key = self._name_keys.get(name)
-        group = None if key is None else self.groups.get(key)
-        if key is None or group is None:
-            return
-        places = group[2]
-        if not isinstance(places, list):  # its own copy, changed in place from now on
-            places = list(places)
-            self.groups[key] = (group[0], group[1], places)
-        levels, ranked = self._levels, self._ranked
-        for k, rank in ranks.items():
-            before = places[k]
-            if rank == before:
+    def rerank(self, restated: Iterable[tuple[str, Mapping[int, float]]]) -> None:
+        """Named advice restated by class: the followers of each name rank class k jobs by its
+        ``ranks[k]``. ``_reranked``'s step for a few classes, kept apart: building a row to call
+        it cost a computer-level replay 6% more instructions (about 1.9 M calls a year)."""
+        name_keys, groups, levels, ranked = self._name_keys, self.groups, self._levels, self._ranked
+        for name, ranks in restated:
+            key = name_keys.get(name)
+            group = None if key is None else groups.get(key)
+            if key is None or group is None:
                 continue
-            places[k] = rank
-            if rank >= 0:
-                ranked[k][key] = rank
-            elif before >= 0:
-                del ranked[k][key]
-            else:
-                continue
-            levels.pop(k, None)
+            places = group[2]
+            if not isinstance(places, list):  # its own copy, changed in place from now on
+                places = list(places)
+                groups[key] = (group[0], group[1], places)
+            for k, rank in ranks.items():
+                before = places[k]
+                if rank == before:
+                    continue
+                places[k] = rank
+                if rank >= 0:
+                    ranked[k][key] = rank
+                elif before >= 0:
+                    del ranked[k][key]
+                else:
+                    continue
+                levels.pop(k, None)
 
     def _trim(self) -> None:
         """Forget values no group carries now (a later equal value opens a new group anyway)."""
@@ -140,7 +138,7 @@ class AdviceGroups:
     def refile(self, machines: list[int], advice: list[Filed]) -> None:
         """Machines re-advised, in order: file each free one under its advice (or the name it
         follows) in the family it is in now; one that changed family moves within its group."""
-        awake, asleep = (family.live_keys() for family in self.families)
+        awake, asleep = self.families[0].live, self.families[1].live
         key_of, groups = self.key_of, self.groups
         for drawn_out in self._drawn_out:
             drawn_out.clear()
@@ -157,7 +155,7 @@ class AdviceGroups:
             old = key_of.get(m)
             if old == key:
                 members = groups[key][1]
-                if m not in members[here]:  # fell asleep or woke: same advice, other family
+                if m not in members[here].live:  # fell asleep or woke: same advice, other family
                     members[1 - here].discard(m)
                     members[here].add(m)
                 continue
@@ -167,7 +165,7 @@ class AdviceGroups:
             group = groups.get(key)
             if group is None:
                 value = self.value_of(adv) if isinstance(adv, str) else adv
-                group = groups[key] = (value, (IndexedSet(), IndexedSet()), _places(value))
+                group = groups[key] = (value, (IndexedSet(), IndexedSet()), places_of(value))
                 self._reranked(key, KEPT_OFF, group[2])
             group[1][here].add(m)
 
@@ -220,28 +218,31 @@ class AdviceGroups:
         A machine that fell asleep may still be filed as awake: drawn there, it moves to the
         asleep members. Matching draws every awake member of a level before it draws asleep
         ones, so by then the level's sleepers have all moved."""
-        free, asleep = self.families[family].live_keys(), self.families[1].live_keys()
+        free, asleep = self.families[family].live, self.families[1].live
         key_of, draw = self.key_of, self.rand.random
-        levels, drawn_out = self.levels(k), self._drawn_out[family]
+        levels = self._levels.get(k) or self.levels(k)  # once built, no call (a pick per job)
+        drawn_out = self._drawn_out[family]
         for at in range(drawn_out.get(k, 0), len(levels)):
             level = levels[at]
             keys, sets = level.keys, level.sets
+            one = len(sets) == 1  # one group at this rank, the usual case
             many = len(sets) > FEW_GROUPS
             drawable = level.members(family, self._generation[family]) if many else None
             while True:
-                if len(sets) == 1:  # one group at this rank, the usual case
+                if one:
                     i, items = 0, sets[0][family].items
                     if not items:
                         break
                     m = items[int(draw() * len(items))]
                 elif drawable is None:  # a few groups: drawn in proportion to their sizes
-                    sizes = [len(members[family].items) for members in sets]
-                    r = int(draw() * sum(sizes)) if any(sizes) else -1
-                    if r < 0:
+                    total = 0  # a loop, not a list of sizes: cheaper for a few
+                    for members in sets:
+                        total += len(members[family].items)
+                    if not total:
                         break
-                    i = 0
-                    while r >= sizes[i]:
-                        r -= sizes[i]
+                    r, i = int(draw() * total), 0
+                    while r >= len(sets[i][family].items):
+                        r -= len(sets[i][family].items)
                         i += 1
                     m = sets[i][family].items[r]
                 else:
@@ -271,27 +272,9 @@ class AdviceGroups:
         """A drawn member no longer free in ``family`` (a job or its owner took it)."""
         members = self.groups[key][1]
         members[family].discard(m)
-        if m in members[1 - family]:
+        if m in members[1 - family].live:
             return  # still filed in the other family (it is dropped there when drawn)
         if self.key_of.get(m) == key:
             del self.key_of[m]
         if key >= 0 and not members[1 - family].items and not members[family].items:
             self._reranked(key, self.groups.pop(key)[2], KEPT_OFF)
-
-
-KEPT_OFF: Places = (-1.0,) * PRIOR_HOURS_CLASSES
-"""The places of no group at all."""
-
-
-def _places(advice: MachineAdvice) -> Places:
-    """Per class k, the rank its jobs see on machines of this advice (negative: kept off); a
-    full row is its own places, so a re-ranked row costs no copy."""
-    if advice.hold:
-        return KEPT_OFF
-    row, n = advice.rank_by_prior_hours, PRIOR_HOURS_CLASSES
-    if row is None:
-        return (advice.rank,) * n
-    if len(row) == n:
-        return row
-    # as rank_for: a short row's last rank holds for the classes beyond it
-    return row[:n] if len(row) > n else (*row, *(row[-1],) * (n - len(row)))

@@ -10,12 +10,14 @@ import numpy as np
 class IndexedSet:
     """Members kept in a list with a position map; removal swaps the last member into the hole."""
 
-    __slots__ = ("_pos", "items")
+    __slots__ = ("_pos", "items", "live")
 
     def __init__(self) -> None:
         self.items: list[int] = []
         """The members in position order: read it (hot loops: no Python call), never change it."""
         self._pos: dict[int, int] = {}
+        self.live: KeysView[int] = self._pos.keys()
+        """The members as a live view: membership tests on it skip a Python call (hot loops)."""
 
     def add(self, item: int) -> None:
         pos = self._pos
@@ -35,10 +37,6 @@ class IndexedSet:
 
     def __contains__(self, item: object) -> bool:
         return item in self._pos
-
-    def live_keys(self) -> KeysView[int]:
-        """The members as a live view: membership tests on it skip a Python call (hot loops)."""
-        return self._pos.keys()
 
     def __len__(self) -> int:
         return len(self.items)

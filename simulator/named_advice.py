@@ -22,9 +22,7 @@ def apply_names(cache: AdviceCache, groups: AdviceGroups, advice: Advice, now: f
             named = cache.named(name)
             assert named is not None
             groups.restate(name, named[0])
-    for name, ranks in advice.shared_ranks.items():  # before ``shared``: see ``Advice``
-        if cache.restate_ranks(name, ranks):
-            groups.rerank(name, ranks)
+    groups.rerank(cache.restate_ranks(advice.shared_ranks))  # before ``shared``: see ``Advice``
     for name, value in advice.shared.items():
         if cache.state(name, value, now):
             groups.restate(name, value)

@@ -28,10 +28,11 @@ import random
 import time
 from array import array
 from collections.abc import Callable
+from itertools import compress
 
 import numpy as np
 
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
+from plugins.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
 from plugins.policy import MachineView, Policy, PoolView
 from simulator.advice_cache import AdviceCache, Filed
 from simulator.advice_groups import AdviceGroups
@@ -74,7 +75,9 @@ class Negotiator:
 
     def request(self) -> None:
         """Something changed: run a cycle at the next negotiation tick."""
-        self._schedule(-(-self.engine.time // self.interval) * self.interval)
+        t = -(-self.engine.time // self.interval) * self.interval
+        if not self.scheduled or t < self.next_cycle:  # ``_schedule``'s test: millions a year
+            self._schedule(t)
 
     def _schedule(self, t: float) -> None:
         """Run a cycle at ``t`` unless one is due sooner (a later one is superseded)."""
@@ -134,20 +137,19 @@ class Negotiator:
         apply_names(self.cache, self.groups, advice, now)
         given, follows, index = advice.machines, advice.follows, pool.index
         # a machine left out of the answer keeps the name it follows (else: neutral advice)
-        updates: list[tuple[int, Filed | None]] = [
-            (m, given.get(mv.name) or follows.get(mv.name) or mv.follows)
-            for m, mv in zip(asked, machines, strict=True)
+        told: list[Filed | None] = [
+            given.get(mv.name) or follows.get(mv.name) or mv.follows for mv in machines
         ]
-        for told in (follows, given):
-            for name, adv in told.items():
+        for answer in (follows, given):  # then those answered for unasked, filed after them
+            for name, adv in answer.items():
                 m = index[name]
                 if m not in stale:
-                    updates.append((m, adv))
-        self._store(updates, now)
+                    asked.append(m)
+                    told.append(adv)
+        self._store(asked, told, now)
         if kept:
             # a machine that fell asleep moves within its group when matching draws it
-            awake = pool.free_awake.live_keys()
-            self._keep(sorted(m for m in kept - stale if m in awake))
+            self._keep(sorted((kept - stale) & pool.free_awake.live))
         if advice.jobs:
             book.apply_advice(advice.jobs, self.job_index)
         return stale
@@ -158,7 +160,7 @@ class Negotiator:
         A view is reused while its machine's state and free time stay the same (views are
         frozen): a lapse re-asks about free machines unchanged."""
         pool, views, follows = self.pool, self._view_of, self.cache.follows
-        awake, asleep = pool.free_awake.live_keys(), pool.sleeping.live_keys()
+        awake, asleep = pool.free_awake.live, pool.sleeping.live
         names, since = pool.names, pool.free_since
         machines, asked = [], []
         for m in stale:
@@ -180,13 +182,13 @@ class Negotiator:
         entry = self.cache.named(name)
         return NEUTRAL_MACHINE_ADVICE if entry is None or not self.cache.names_live else entry[0]
 
-    def _store(self, updates: list[tuple[int, Filed | None]], now: float) -> None:
-        """Publish advice per machine and file each under it for grouped matching."""
-        self.groups.refile([m for m, _ in updates], self.cache.store_all(updates, now))
+    def _store(self, machines: list[int], told: list[Filed | None], now: float) -> None:
+        """Publish what each machine was told and file each under it for grouped matching."""
+        self.groups.refile(machines, self.cache.store_all(zip(machines, told, strict=True), now))
 
     def _keep(self, machines: list[int]) -> None:
         """Machines still free with the advice they had, awake again."""
-        self.groups.refile(machines, [self.cache.filed(m) for m in machines])
+        self.groups.refile(machines, list(map(self.cache.filed, machines)))
 
     def _match_grouped(self, family: int) -> None:
         """Oldest job first onto a random machine of the family (0 awake, 1 asleep) in the
@@ -227,7 +229,7 @@ class Negotiator:
         """The oldest job of each class with jobs waiting (a heap: oldest first); with
         ``levels``, only of the classes that some advice group takes."""
         book, heads = self.book, []
-        for k in [k for k, waiting in enumerate(book.idle_by_class) if waiting]:
+        for k in compress(range(PRIOR_HOURS_CLASSES), book.idle_by_class):  # those waiting
             if levels is not None and not levels(k):
                 continue  # e.g. a class a bandit keeps queued
             head = book.head(k)

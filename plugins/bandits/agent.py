@@ -94,9 +94,9 @@ class BanditAgent:
         if est is None:
             est = per_state[action] = Estimate(self.history)
         est.add(reward)
-        self.values[state][action] = est.value
+        value = self.values[state][action] = est.value
         if self.index:
-            self._store(state, action, est.value)
+            self._store(state, action, value)
         stats.rewards += 1
         if reward > stats.best:
             stats.best = reward
@@ -143,14 +143,21 @@ class BanditAgent:
     def _array_of(self, state: Hashable, actions: Sequence[Hashable]) -> list[float]:
         return [np.nan if v is None else v for v in self.values_of(state, actions)]
 
-    def values_at(self, state: Hashable, positions: Positions) -> Values:
-        """``value`` of the indexed actions at ``positions`` (NaN for None), a copy; a list for
-        a list of positions."""
+    def values_at(self, state: Hashable, positions: Positions, then: float) -> Values:
+        """``value`` of the indexed actions at ``positions`` (NaN for None), then ``then``: a new
+        list for a list of positions, else a new array."""
         if isinstance(positions, list):
             got, indexed = self.values.get(state, {}).get, self.indexed
             default = self._untried
-            return [got(indexed[p], default) for p in positions]
-        return self.array(state)[positions]
+            values = [got(indexed[p], default) for p in positions]
+            values.append(then)
+            return values
+        out = np.empty(len(positions) + 1)
+        # taken in place (no concatenation); "clip" skips the copy "raise" takes, and the
+        # positions are all valid
+        self.array(state).take(positions, out=out[:-1], mode="clip")
+        out[-1] = then
+        return out
 
     def choose_among(
         self, state: Hashable, values: Values, rng: np.random.Generator, greedy_too: bool
@@ -174,8 +181,8 @@ class BanditAgent:
             best = [i for i, v in enumerate(values) if v == top] or range(len(values))
             return best[0] if len(best) == 1 else best[int(rng.integers(len(best)))]
         tried = None if self.untried_zero else ~np.isnan(values)  # untried_zero: no NaN
-        if tried is None:
-            best = (values == values.max()).nonzero()[0]
+        if tried is None:  # the value at argmax is max's (NaN too), at a third of the cost
+            best = (values == values[values.argmax()]).nonzero()[0]
         elif tried.any():
             best = (values == values[tried].max()).nonzero()[0]
         else:

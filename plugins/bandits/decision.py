@@ -54,17 +54,16 @@ def draw(
 ) -> Draw:
     """Eq. 6 over the actions at ``positions`` (available now) and "stay queued"; an exploring
     draw also picks the one free machine of the explored action."""
-    values, floor = agent.values_at(state, positions), agent.value(state, QUEUE)
-    queued = np.nan if floor is None else floor
-    with_queue = (
-        [*values, queued] if isinstance(values, list) else np.concatenate((values, (queued,)))
-    )
+    floor = agent.value(state, QUEUE)
+    with_queue = agent.values_at(state, positions, np.nan if floor is None else floor)
+    values = with_queue[:-1]
     chosen, explored, best = agent.choose_among(state, with_queue, rng, True)
     n = len(positions)
-    choice, greedy = (QUEUE if i == n else actions[positions[i]] for i in (chosen, best))
+    choice = QUEUE if chosen == n else actions[positions[chosen]]
+    greedy = QUEUE if best == n else actions[positions[best]]
     probe = None
     if explored and choice != QUEUE:
-        members = sorted(free.members.get(int(positions[chosen]), ()))
+        members = sorted(free.members[int(positions[chosen])])
         probe = members[int(rng.integers(len(members)))] if members else None
     return Draw(state, choice, greedy, explored, probe, values, positions, floor)
 
@@ -79,7 +78,10 @@ def ranks(drawn: Draw, actions: Sequence[str], demand: int) -> dict[str, float]:
     if isinstance(drawn.values, list):
         return _ranks_of_few(drawn, actions, demand)
     values, positions, floor = drawn.values, np.asarray(drawn.positions), drawn.floor
-    better = values > floor if floor is not None else ~np.isnan(values)
+    # as places: cheaper than two boolean subscripts when few are better (most decisions)
+    better = (values > floor if floor is not None else ~np.isnan(values)).nonzero()[0]
+    if not better.size:  # only the greedy action beats queueing (2 in 5 decisions)
+        return {drawn.greedy: GREEDY_RANK}
     values, positions = values[better], positions[better]
     if len(values) > demand > 0:
         reached = values >= -np.partition(-values, demand - 1)[demand - 1]

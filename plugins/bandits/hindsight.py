@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -29,11 +29,12 @@ class FreeMachines:
         self.group_of = group_of
         self.since: dict[str, float] = {}
         """Free machines in the order they became free (``since`` ascending)."""
-        self.members: dict[int, set[str]] = {}
-        self._counts = array("i", bytes(4 * groups))
-        self.counts = np.frombuffer(self._counts, dtype=np.intc)
-        """Free machines per group, as one array (a decision masks its actions with it); a view
-        of ``_counts``, which the events update at plain-int cost."""
+        self.members: list[set[str]] = [set() for _ in range(groups)]
+        """The free machines of each group."""
+        self._occupied = bytearray(groups)
+        self.occupied = np.frombuffer(self._occupied, dtype=np.bool_)
+        """Whether a group has a free machine, as one array (a decision takes its groups from
+        it); a view of ``_occupied``, which the events update at plain-int cost."""
         self._oldest = INF
         self._newest = -INF
         self._times = array("d")
@@ -44,22 +45,30 @@ class FreeMachines:
 
     def free(self, machine: str, now: float) -> None:
         """The machine became a candidate for jobs (idempotent while it stays free)."""
-        since = self.since
-        if machine in since:
-            return
-        since[machine] = now
-        if now < self._newest:  # a clock that went back: restore the order
+        self.free_all((machine,), now)
+
+    def free_all(self, machines: Iterable[str], now: float) -> bool:
+        """``free`` for each machine, in one call (a round frees many): whether any of them was
+        not free yet."""
+        since, members, group_of, occupied = self.since, self.members, self.group_of, self._occupied
+        freed = False
+        for machine in machines:
+            if machine in since:
+                continue
+            freed = True
+            since[machine] = now
+            group = group_of(machine)
+            members[group].add(machine)
+            occupied[group] = 1
+        if not freed:
+            return False
+        if now < self._newest:  # a clock that went back: restore the order (sort is stable)
             self.since = dict(sorted(since.items(), key=lambda item: item[1]))
         else:
             self._newest = now
-        group = self.group_of(machine)
-        members = self.members.get(group)
-        if members is None:
-            members = self.members[group] = set()
-        members.add(machine)
-        self._counts[group] += 1
         if self._oldest == INF:
             self._record(now, now)
+        return True
 
     def take(self, machine: str, now: float) -> None:
         """The machine stopped being free (a job or its owner took it, or it went down)."""
@@ -67,8 +76,10 @@ class FreeMachines:
         if freed_at is None:
             return
         group = self.group_of(machine)
-        self.members[group].discard(machine)
-        self._counts[group] -= 1
+        members = self.members[group]
+        members.discard(machine)
+        if not members:
+            self._occupied[group] = 0
         if freed_at > self._oldest:
             return  # a machine free longer is still free
         oldest = self.since[next(iter(self.since))] if self.since else INF
@@ -84,11 +95,11 @@ class FreeMachines:
         """The groups a decision chooses among, in order: those with a free machine
         (``only_free``) or all; a list for a few groups (decided on in plain Python)."""
         if as_list:
-            return [g for g, n in enumerate(self._counts) if n or not only_free]
-        return self.counts.nonzero()[0] if only_free else np.arange(len(self._counts))
+            return [g for g, n in enumerate(self._occupied) if n or not only_free]
+        return self.occupied.nonzero()[0] if only_free else np.arange(len(self._occupied))
 
     def count(self, group: int) -> int:
-        return self._counts[group]
+        return len(self.members[group])
 
     def stayed_free(self, t0: float, until: float) -> bool:
         """Was some machine free at ``t0`` still free (the same free period) at ``until``?"""
@@ -108,13 +119,13 @@ class FreeMachines:
 
     def load_state(self, saved: dict[str, Any]) -> None:
         freed = sorted(((str(m), float(t)) for m, t in saved["since"]), key=lambda item: item[1])
-        self.since, self.members = dict(freed), {}
+        self.since, self.members = dict(freed), [set() for _ in self.members]
         self._newest = freed[-1][1] if freed else -INF
-        self.counts[:] = 0  # in place: the view stays
+        self.occupied[:] = False  # in place: the view stays
         for machine, _ in freed:
             group = self.group_of(machine)
-            self.members.setdefault(group, set()).add(machine)
-            self._counts[group] += 1
+            self.members[group].add(machine)
+            self._occupied[group] = 1
         self._oldest = float(saved["oldest"])
         self._times = array("d", saved["times"])
         self._values = array("d", saved["values"])

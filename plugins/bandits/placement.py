@@ -16,10 +16,13 @@ them all at once, and the negotiator ranks a few groups, not every machine.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import compress
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
 from plugins.bandits.agent import BanditAgent, Positions
+from plugins.bandits.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
 from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
@@ -39,19 +42,9 @@ from plugins.events import (
 )
 from plugins.policy import Policy, PolicyContext, PoolView
 
-DAY = 86400.0
-HOUR = 3600.0
-EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday = 0)
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 INF = float("inf")
-
-
-def hour_of_day(t: float) -> int:
-    return int(t % DAY // HOUR)
-
-
-def hour_of_week(t: float) -> int:
-    return int((t // DAY + EPOCH_WEEKDAY) % 7) * 24 + hour_of_day(t)
+MACHINE_NAME = attrgetter("name")
 
 
 class PlacementBandit(Policy):
@@ -118,12 +111,6 @@ class PlacementBandit(Policy):
     def _state(self, t: float, k: int) -> tuple[int, int]:
         return (hour_of_week(t) if self.WEEK else hour_of_day(t), k)
 
-    def _crosses_reboot(self, t: float, seconds: float) -> bool:
-        reboot = t - t % DAY + self.context.reboot_hour * HOUR
-        if reboot <= t:
-            reboot += DAY
-        return t + seconds > reboot
-
     # -- learning ----------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
         # one dict lookup per event: a year brings millions, most of them owner sessions
@@ -152,17 +139,18 @@ class PlacementBandit(Policy):
 
     def _attempt_ended(self, event: AttemptEnded) -> None:
         duration = event.time - event.started
-        placed = self.jobs.end(event.job_id, duration, event.outcome in REQUEUED)
+        requeued = event.outcome in REQUEUED
+        placed = self.jobs.end(event.job_id, duration, requeued)
         if placed is not None:  # eq. 4, a job sent to a machine
             reward = placement_reward(event.outcome, self.energy[event.machine], self.sigma)
             self.agent.reward(placed[0], placed[1], reward)
-        if event.outcome in REQUEUED:
+        if requeued:
             return
         completed = event.outcome is AttemptOutcome.COMPLETED
         for t0, state in self.jobs.finish(event.job_id):
             # eq. 4, a job left in the queue: a job that never completes could run nowhere
             ran = completed and self.free.stayed_free(t0, t0 + duration)
-            ran = ran and not self._crosses_reboot(t0, duration)
+            ran = ran and not crosses_reboot(t0, duration, self.context.reboot_hour)
             self.agent.reward(state, QUEUE, queue_reward(ran))
 
     # -- deciding ---------------------------------------------------------------------------
@@ -172,11 +160,9 @@ class PlacementBandit(Policy):
         # jobs arrived or the hour (the state) turned; otherwise the last draw stands. A machine
         # re-advised only because its advice lapsed changes nothing (and must not add a draw,
         # or eq. 6 explores once per advice lifetime rather than per decision).
-        newly_free = [mv.name for mv in view.machines if mv.name not in free.since]
-        for name in newly_free:
-            free.free(name, now)
+        freed = free.free_all(map(MACHINE_NAME, view.machines), now)
         slot = self._state(now, 0)[0]
-        fresh = bool(newly_free or view.new_jobs) or slot != self.slot
+        fresh = freed or bool(view.new_jobs) or slot != self.slot
         self.slot = slot
         probes_moved = self._redraw(view.idle_jobs_by_prior_hours, now) if fresh else set()
         rows, changes = self.rows, self.rows.changes()
@@ -184,7 +170,8 @@ class PlacementBandit(Policy):
         # a machine already following its action's row needs no answer (it goes on following)
         readvise = {mv.name for mv in view.machines if mv.follows != action_of[mv.name]}
         readvise |= probes_moved
-        readvise.update(m for m in probed if action_of[m] in changes and m in free)
+        if probed and changes:  # (no generator for the rounds without either: most of them)
+            readvise.update(m for m in probed if action_of[m] in changes and m in free)
         advice, followed = Advice(), set()
         # sorted: the negotiator files machines in this order, and str hashes vary by process
         for name in sorted(readvise):
@@ -200,14 +187,18 @@ class PlacementBandit(Policy):
     def _redraw(self, idle: Sequence[int], now: float) -> set[str]:
         """A new draw for every class with idle jobs; its ranks go to the rows. Returns the
         free machines an exploring job left or now goes to (their advice changes)."""
-        waiting = [k for k, count in enumerate(idle) if count]
+        waiting = list(compress(range(len(idle)), idle))  # the classes with a count (few of 24)
         if not waiting:
             return set()
-        positions = self.free.positions(self.options["prune_full"], self.few)
-        draws = {k: self._draw(k, now, positions) for k in waiting}
+        draws: dict[int, Draw | None] = dict.fromkeys(waiting)
+        deciding = [k for k in waiting if self._decides(k, now)]
         # a cycle starts at most the idle jobs of the classes that run, and one per explorer
-        demand = sum(idle[k] for k, d in draws.items() if d and d.runs)
-        demand += sum(1 for d in draws.values() if d and d.probe is not None)
+        demand = 0
+        if deciding:  # the available actions only when some class chooses among them
+            positions = self.free.positions(self.options["prune_full"], self.few)
+            for k in deciding:
+                new = draws[k] = self._draw(k, now, positions)
+                demand += (idle[k] if new.runs else 0) + (new.probe is not None)
         moved: set[str] = set()
         for k, drawn in draws.items():
             column = ranks(drawn, self.actions, demand) if drawn else {}
@@ -218,7 +209,9 @@ class PlacementBandit(Policy):
             probe = drawn.probe if drawn else None
             if probe is not None:
                 self.explore[k] = probe
-            moved.update(m for m in (old, probe) if m is not None and m in self.free)
+            for machine in (old, probe):  # an explorer left or goes to it (None: no machine)
+                if machine in self.free.since:
+                    moved.add(machine)
         return moved
 
     def _explored(self, machine: str) -> MachineAdvice:
@@ -226,13 +219,15 @@ class PlacementBandit(Policy):
         probes = (k for k, m in self.explore.items() if m == machine)
         return self.rows.explored(self.action_of[machine], probes)
 
-    def _draw(self, k: int, now: float, positions: Positions) -> Draw | None:
-        """Class k's eq. 6 draw, None when there is nothing to choose (no free machine, or the
+    def _decides(self, k: int, now: float) -> bool:
+        """Whether class k draws: not when there is nothing to choose (no free machine, or the
         local-knowledge rule: the job just waits, no decision, no reward)."""
-        if not self.free.since or (
-            self.options["reboot_rule"] and self._crosses_reboot(now, k * HOUR)
-        ):
-            return None
+        return bool(self.free.since) and not (
+            self.options["reboot_rule"] and crosses_reboot(now, k * HOUR, self.context.reboot_hour)
+        )
+
+    def _draw(self, k: int, now: float, positions: Positions) -> Draw:
+        """Class k's eq. 6 draw."""
         state = self._state(now, k)
         drawn = draw(self.agent, self.free, self.actions, state, positions, self.context.rng)
         self.decisions += 1

@@ -40,14 +40,10 @@ class ActionRows:
         rows, advice, changes = self.rows, self._advice, self._changes
         for action in column.keys() | last.keys():
             rank = column.get(action, -1.0)
-            if rank == last.get(action, -1.0):
-                continue
-            rows[action][k] = rank
-            advice.pop(action, None)
-            ranks = changes.get(action)
-            if ranks is None:
-                ranks = changes[action] = {}
-            ranks[k] = rank
+            if rank != last.get(action, -1.0):
+                rows[action][k] = rank
+                advice.pop(action, None)
+                changes.setdefault(action, {})[k] = rank
 
     def changes(self) -> dict[str, dict[int, float]]:
         """Per action whose row changed since last asked, its new ranks by class."""

@@ -24,34 +24,21 @@ from plugins.events import (
 from simulator.engine import Engine
 from simulator.indexed_set import IndexedSet
 from simulator.owner_plan import plan_sessions
+from simulator.pool_rules import PoolRules
 from simulator.trace_model import DAY, ClosingTimes, Inventory, OwnerSessions
 
 SLEEP, IDLE, OWNER, HTC, DOWN = range(5)
 STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
-MINUTE = 60.0
 INF = float("inf")
+# enum members as module constants: ``PowerState.ON`` is a slow class getattr (millions a year)
+POWER_ON, POWER_SLEEP, POWER_OFF = PowerState.ON, PowerState.SLEEP, PowerState.OFF
+EVICTED_OWNER, EVICTED_REBOOT = AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT
 
 
 class AttemptListener(Protocol):
     def attempt_ended(self, job: int, machine: int, outcome: AttemptOutcome) -> None: ...
 
     def machine_freed(self) -> None: ...
-
-
-class PoolRules:
-    """The campus policy knobs of paper 000 section 5 (defaults are the paper's)."""
-
-    def __init__(
-        self,
-        sleep_open_s: float = 60 * MINUTE,
-        sleep_closed_s: float = 15 * MINUTE,
-        job_delay_open_s: float = 15 * MINUTE,
-        reboot_hour: float = 3.0,
-    ) -> None:
-        self.sleep_open_s = sleep_open_s
-        self.sleep_closed_s = sleep_closed_s
-        self.job_delay_open_s = job_delay_open_s
-        self.reboot_hour = reboot_hour
 
 
 class CampusPool:
@@ -95,7 +82,6 @@ class CampusPool:
         self.down = [0] * n
         self.free_since = [start] * n
         self.job = [-1] * n
-        self.attempt_start = [0.0] * n
         self.free_awake = IndexedSet()
         self.sleeping = IndexedSet()
         self.changed: set[int] = set()
@@ -133,13 +119,16 @@ class CampusPool:
         rules, next_closing, at = self.rules, self.next_closing[m], self._at
         version = self.version[m]
         eligible = now
+        # ``b if b < a else a`` is ``min(a, b)`` without a builtin call (100,000s a month)
         if delay_job:
             closing = next_closing(now)
             if closing > now:  # open: wait for the job-start delay, or for closing time
-                eligible = min(now + rules.job_delay_open_s, closing)
+                eligible = now + rules.job_delay_open_s
+                eligible = closing if closing < eligible else eligible
         # asleep after the open-room timeout, or the closed-room one once the room has closed
         # (``next_closing(t)`` is never before t)
-        sleep_at = min(now + rules.sleep_open_s, next_closing(now + rules.sleep_closed_s))
+        sleep_at, closed = now + rules.sleep_open_s, next_closing(now + rules.sleep_closed_s)
+        sleep_at = closed if closed < sleep_at else sleep_at
         owner_back = self.owner_back[m]
         if sleep_at <= owner_back:
             at(sleep_at, self._sleep_timer, (m, version))
@@ -176,8 +165,8 @@ class CampusPool:
         self.free_awake.discard(m)
         self.sleeping.add(m)
         self._changed(m)
-        if PowerState.SLEEP in self.power_states:
-            self._power(m, PowerState.SLEEP)
+        if POWER_SLEEP in self.power_states:
+            self._power(m, POWER_SLEEP)
 
     def sleep_now(self, m: int) -> None:
         """An idle machine goes to sleep ("reserve-off" advice: HIBERNATE)."""
@@ -187,7 +176,7 @@ class CampusPool:
     def wake(self, m: int) -> None:
         """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""
         if self.state[m] == SLEEP:
-            self._power(m, PowerState.ON)
+            self._power(m, POWER_ON)
             self._become_idle(m, self.engine.time)
 
     def _power(self, m: int, state: PowerState) -> None:
@@ -220,14 +209,15 @@ class CampusPool:
         if self.state[m] == OWNER or self.down[m]:
             return
         if self.job[m] >= 0:
-            self._stop_job(m, AttemptOutcome.EVICTED_OWNER)
+            self._stop_job(m, EVICTED_OWNER)
         if self.state[m] == SLEEP:
-            self._power(m, PowerState.ON)
+            self._power(m, POWER_ON)
         self._enter(m, OWNER, now)
 
     def owner_logout(self, m: int) -> None:
         now = self.engine.time
-        self.owners[m] = max(0, self.owners[m] - 1)
+        if self.owners[m]:  # a logout without its login (trace edge) leaves no one
+            self.owners[m] -= 1
         if self.emits_logout:
             self.emit(OwnerSessionEnded(now, self.names[m]))
         if self.owners[m] or self.down[m] or self.state[m] != OWNER:
@@ -242,7 +232,7 @@ class CampusPool:
         for m, state in enumerate(self.state):
             if state in (OWNER, DOWN):
                 continue
-            self._stop_job(m, AttemptOutcome.EVICTED_REBOOT)
+            self._stop_job(m, EVICTED_REBOOT)
             self._become_idle(m, now)
             if rebooted:
                 self._power(m, PowerState.REBOOTED)
@@ -252,16 +242,16 @@ class CampusPool:
         now = self.engine.time
         self.down[m] += 1
         if self.down[m] == 1:
-            self._stop_job(m, AttemptOutcome.EVICTED_REBOOT)
+            self._stop_job(m, EVICTED_REBOOT)
             self._enter(m, DOWN, now)
-            self._power(m, PowerState.OFF)
+            self._power(m, POWER_OFF)
 
     def machine_up(self, m: int) -> None:
         now = self.engine.time
         self.down[m] = max(0, self.down[m] - 1)
         if self.down[m] or self.state[m] != DOWN:
             return
-        self._power(m, PowerState.ON)
+        self._power(m, POWER_ON)
         if self.owners[m]:
             self._enter(m, OWNER, now)
         else:
@@ -272,10 +262,9 @@ class CampusPool:
         """Start an attempt (waking the machine if asleep: wake-on-LAN)."""
         now = self.engine.time
         if self.state[m] == SLEEP:
-            self._power(m, PowerState.ON)
+            self._power(m, POWER_ON)
         self._enter(m, HTC, now)
         self.job[m] = job
-        self.attempt_start[m] = now
 
     def finish_job(self, m: int, outcome: AttemptOutcome) -> None:
         """The job on ``m`` completed or was removed: the machine is idle again at once."""

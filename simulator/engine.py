@@ -83,8 +83,11 @@ class Engine:
         before, processed = self.events, 0
         self._until, self._on_advance = until, on_advance
         try:
-            while heap and heap[0][0] < until:
-                when, _, callback, arg = pop(heap)
+            while heap:
+                when, seq, callback, arg = pop(heap)
+                if when >= until:  # not due: back in the heap (once a run, not a peek per event)
+                    heappush(heap, (when, seq, callback, arg))
+                    break
                 if when != self.time:
                     self.time = when
                     if on_advance is not None:

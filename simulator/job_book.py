@@ -34,6 +34,11 @@ from simulator.trace_model import Jobs
 PENDING, QUEUED, RUNNING, DONE, REMOVED, HELD = range(6)
 MAX_REPLICAS = 10
 LAST_CLASS = PRIOR_HOURS_CLASSES - 1
+INF = float("inf")
+# enum members as module constants: ``AttemptOutcome.REMOVED`` is a slow class getattr
+COMPLETED, REMOVED_BY_USER = AttemptOutcome.COMPLETED, AttemptOutcome.REMOVED
+EVICTION_CAUSE = {AttemptOutcome.EVICTED_OWNER: "owner", AttemptOutcome.EVICTED_REBOOT: "reboot"}
+"""The outcomes that send a job back to the queue, by the cause they are counted under."""
 
 
 class JobBook:
@@ -197,13 +202,13 @@ class JobBook:
         self.attempts[j] += 1
         if self.emit is not None:
             self.emit(AttemptStarted(now, self.ids[j], self.machine_names[m]))
-        if self.runtime[j] != float("inf"):
+        if self.runtime[j] != INF:
             self.engine.at(now + self.runtime[j], self._complete, (j, self.attempts[j]))
 
     def _complete(self, arg: tuple[int, int]) -> None:
         j, attempt = arg
         if self.status[j] == RUNNING and self.attempts[j] == attempt and self.pool_finish:
-            self.pool_finish(self.machine[j], AttemptOutcome.COMPLETED)
+            self.pool_finish(self.machine[j], COMPLETED)
 
     def attempt_ended(self, j: int, m: int, outcome: AttemptOutcome) -> None:
         now = self.engine.time
@@ -211,10 +216,11 @@ class JobBook:
         energy = duration * self.active_watts[m] / 3600.0
         if duration > self.longest[j]:
             self.longest[j] = duration
-            self.prior_class[j] = min(int(duration // 3600), LAST_CLASS)
+            hours = int(duration // 3600)
+            self.prior_class[j] = hours if hours < LAST_CLASS else LAST_CLASS
         self.machine[j] = -1
         p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
-        if outcome is AttemptOutcome.COMPLETED:
+        if outcome is COMPLETED:
             self.good_wh[p] += energy
             self.status[j] = DONE
             self.finish[p] = now
@@ -236,12 +242,12 @@ class JobBook:
                     self.active_watts[m],
                 )
             )
-        if outcome in (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT):
-            cause = "owner" if outcome is AttemptOutcome.EVICTED_OWNER else "reboot"
+        cause = EVICTION_CAUSE.get(outcome)
+        if cause is not None:
             self.evictions[cause] += 1
             self.months.add(now, f"evictions_{cause}", 1)
             self._enqueue(j)
-        elif outcome is AttemptOutcome.REMOVED:
+        elif outcome is REMOVED_BY_USER:
             self.status[j] = REMOVED
         elif p in self.family:  # the first replica to finish wins: kill the others at once
             for e in self.family.pop(p):
@@ -261,7 +267,7 @@ class JobBook:
         """End entry ``j`` wherever it is: kill its running attempt, or take it off the queue."""
         status = self.status[j]
         if status == RUNNING and self.pool_finish:
-            self.pool_finish(self.machine[j], AttemptOutcome.REMOVED)
+            self.pool_finish(self.machine[j], REMOVED_BY_USER)
         elif status in (QUEUED, HELD):
             if status == QUEUED:
                 self._dequeue(j)

@@ -24,13 +24,14 @@ from plugins.events import (
 from plugins.policy import MachineInfo, Policy, PolicyContext
 from plugins.power.base import PowerPolicy
 from plugins.registry import policy_class
-from simulator.campus_pool import CampusPool, PoolRules
+from simulator.campus_pool import CampusPool
 from simulator.campus_power import CampusPower
 from simulator.engine import Engine
 from simulator.job_book import JobBook
 from simulator.month_stats import MonthStats, month_starts
 from simulator.negotiator import Negotiator
 from simulator.oracle import TraceOracle
+from simulator.pool_rules import PoolRules
 from simulator.quiet_gc import fewer_collections
 from simulator.trace_model import DAY, Trace
 

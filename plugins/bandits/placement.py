@@ -20,7 +20,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any, ClassVar
 
-from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.advice import Advice, MachineAdvice
 from plugins.bandits.agent import BanditAgent, Positions
 from plugins.bandits.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
 from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
@@ -91,8 +91,8 @@ class PlacementBandit(Policy):
         self.few = len(self.actions) <= FEW_ACTIONS  # decided on Python lists (decision.py)
         self.jobs = JobMemory()
         self.rows = ActionRows(self.actions)
-        self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
-        """Per class k, the ranks of the last decision (absent actions: -1)."""
+        self.hour: Callable[[float], int] = hour_of_week if self.WEEK else hour_of_day
+        """The clock of the states (hour, k): a state is ``(self.hour(t), k)``."""
         self.slot = -1
         self.explore: dict[int, str] = {}
         """Per class k, the one free machine an exploring draw sent it to."""
@@ -108,9 +108,6 @@ class PlacementBandit(Policy):
             return self.context.machines[machine].cluster
         return "run"
 
-    def _state(self, t: float, k: int) -> tuple[int, int]:
-        return (hour_of_week(t) if self.WEEK else hour_of_day(t), k)
-
     # -- learning ----------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
         # one dict lookup per event: a year brings millions, most of them owner sessions
@@ -120,7 +117,7 @@ class PlacementBandit(Policy):
 
     def _attempt_started(self, event: AttemptStarted) -> None:
         self.free.take(event.machine, event.time)
-        state = self._state(event.time, self.jobs.prior_class(event.job_id))
+        state = (self.hour(event.time), self.jobs.prior_class(event.job_id))
         self.jobs.start(event.job_id, state, self.action_of[event.machine])
 
     def _job_queued(self, event: JobQueued) -> None:
@@ -161,7 +158,7 @@ class PlacementBandit(Policy):
         # re-advised only because its advice lapsed changes nothing (and must not add a draw,
         # or eq. 6 explores once per advice lifetime rather than per decision).
         freed = free.free_all(map(MACHINE_NAME, view.machines), now)
-        slot = self._state(now, 0)[0]
+        slot = self.hour(now)
         fresh = freed or bool(view.new_jobs) or slot != self.slot
         self.slot = slot
         probes_moved = self._redraw(view.idle_jobs_by_prior_hours, now) if fresh else set()
@@ -201,10 +198,7 @@ class PlacementBandit(Policy):
                 demand += (idle[k] if new.runs else 0) + (new.probe is not None)
         moved: set[str] = set()
         for k, drawn in draws.items():
-            column = ranks(drawn, self.actions, demand) if drawn else {}
-            if column != self.columns[k]:
-                self.rows.set_column(k, column, self.columns[k])
-                self.columns[k] = column
+            self.rows.set_column(k, ranks(drawn, self.actions, demand) if drawn else {})
             old = self.explore.pop(k, None)
             probe = drawn.probe if drawn else None
             if probe is not None:
@@ -228,7 +222,7 @@ class PlacementBandit(Policy):
 
     def _draw(self, k: int, now: float, positions: Positions) -> Draw:
         """Class k's eq. 6 draw."""
-        state = self._state(now, k)
+        state = (self.hour(now), k)
         drawn = draw(self.agent, self.free, self.actions, state, positions, self.context.rng)
         self.decisions += 1
         if not drawn.runs:
@@ -241,7 +235,7 @@ class PlacementBandit(Policy):
             "agent": self.agent.state_dict(),
             "jobs": self.jobs.state_dict(),
             "free": self.free.state_dict(self.jobs.oldest_pending(default=INF)),
-            "columns": self.columns,
+            "columns": self.rows.columns,
             "explore": {str(k): m for k, m in self.explore.items()},
             "slot": self.slot,
             "hour_end": self.rows.hour_end,
@@ -255,11 +249,10 @@ class PlacementBandit(Policy):
         self.jobs.load_state(state["jobs"])
         self.free.load_state(state["free"])
         self.decisions = int(state["decisions"])
-        self.columns = [dict(col) for col in state["columns"]]
         self.slot = int(state["slot"])
         self.explore = {int(k): m for k, m in state["explore"].items()}
         self.rows.rebuild(
-            self.columns, float(state.get("hour_end", 0.0)), state.get("announced", ())
+            state["columns"], float(state.get("hour_end", 0.0)), state.get("announced", ())
         )
         self.context.rng.bit_generator.state = state["rng"]
 

@@ -30,24 +30,33 @@ class ActionRows:
         self.hour_end = 0.0
         """The end of the hour in which the rows were last renewed (they hold one hour more)."""
         self._advice: dict[str, MachineAdvice] = {}
+        self.columns: list[dict[str, float]] = [{} for _ in range(PRIOR_HOURS_CLASSES)]
+        """Per class k, the ranks of the last decision by action."""
         self._changes: dict[str, dict[int, float]] = {}
         self.announced: set[str] = set()
         """The actions whose row was stated in full (later rounds state it by class)."""
         self._explored: dict[tuple[float, ...], MachineAdvice] = {}
 
-    def set_column(self, k: int, column: dict[str, float], last: dict[str, float]) -> None:
-        """Class k's new ranks by action (``last``: the ones they replace)."""
-        rows, advice, changes = self.rows, self._advice, self._changes
-        for action in column.keys() | last.keys():
-            rank = column.get(action, -1.0)
-            if rank != last.get(action, -1.0):
-                rows[action][k] = rank
-                advice.pop(action, None)
-                changes.setdefault(action, {})[k] = rank
+    def set_column(self, k: int, column: dict[str, float]) -> None:
+        """Class k's new ranks by action (ranks are never -1: absent means -1)."""
+        last = self.columns[k]
+        if column == last:  # most draws repeat the last decision
+            return
+        self.columns[k] = column
+        rows, changes = self.rows, self._changes
+        # a flip re-ranks a thousand actions: one lookup each, and the dropped ones found in C
+        # (walking ``last``: ``last.keys() - column.keys()`` would walk all of ``column``)
+        for action in set(last).difference(column):
+            rows[action][k] = changes.setdefault(action, {})[k] = -1.0
+        for action, rank in column.items():
+            if last.get(action) != rank:
+                rows[action][k] = changes.setdefault(action, {})[k] = rank
 
     def changes(self) -> dict[str, dict[int, float]]:
         """Per action whose row changed since last asked, its new ranks by class."""
         changes, self._changes = self._changes, {}
+        for action in changes.keys() & self._advice.keys():  # stale: rebuilt when next asked
+            del self._advice[action]
         return changes
 
     def state(
@@ -94,6 +103,7 @@ class ActionRows:
     ) -> None:
         """The rows of restored decisions (a snapshot keeps the columns, not the rows)."""
         self.announced = set(announced)
+        self.columns = [dict(col) for col in columns]
         for action in self.actions:
             self.rows[action] = [col.get(action, -1.0) for col in columns]
         self.hour_end = hour_end

@@ -1,0 +1,22 @@
+"""When a campus pool's idle machines fall asleep, when jobs may start after an owner leaves, and
+the hour of the nightly reboot."""
+
+from __future__ import annotations
+
+MINUTE = 60.0
+
+
+class PoolRules:
+    """The campus policy knobs of paper 000 section 5 (defaults are the paper's)."""
+
+    def __init__(
+        self,
+        sleep_open_s: float = 60 * MINUTE,
+        sleep_closed_s: float = 15 * MINUTE,
+        job_delay_open_s: float = 15 * MINUTE,
+        reboot_hour: float = 3.0,
+    ) -> None:
+        self.sleep_open_s = sleep_open_s
+        self.sleep_closed_s = sleep_closed_s
+        self.job_delay_open_s = job_delay_open_s
+        self.reboot_hour = reboot_hour

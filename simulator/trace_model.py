@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-DAY = 86400.0
+from plugins.clock import DAY, EPOCH_WEEKDAY
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-EPOCH_WEEKDAY = 3
-"""1970-01-01 was a Thursday (index 3 with Monday = 0)."""
 
 
 def weekday(t: float) -> int:

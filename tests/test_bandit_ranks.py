@@ -139,7 +139,7 @@ def test_a_draw_among_few_actions_in_python_equals_the_numpy_one(untried_zero: b
         if trial % 3:
             agent.reward(state, QUEUE, float(setup.choice([-1.0, 0.25, 0.5])))
         demand = int(setup.integers(0, 5))
-        available = [p for p in range(12) if free.count(p)]
+        available = [p for p in range(12) if free.members[p]]
         outcomes = []
         for positions in (available, np.array(available)):
             rng = np.random.default_rng(trial)

@@ -8,9 +8,9 @@ import pytest
 from tracekit import MONDAY, OFFICE, H, trace
 
 from plugins.advice import PRIOR_HOURS_CLASSES
-from plugins.bandits.clock import hour_of_day
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.placement import QUEUE, ClusterBandit
+from plugins.clock import hour_of_day
 from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
 from plugins.policy import MachineView, PolicyContext, PoolView
 from simulator.replay import machine_infos, replay
@@ -129,7 +129,7 @@ def test_free_period_history_answers_for_any_past_decision() -> None:
     assert free.stayed_free(6.0, 19.0)  # b, free 5..20
     assert not free.stayed_free(6.0, 21.0)
     assert free.stayed_free(13.0, 100.0)  # a, free again since 12 and still free
-    assert free.count(0) == 1 and free.positions(True, False).tolist() == [0]
+    assert len(free.members[0]) == 1 and free.positions(True, False).tolist() == [0]
 
 
 def test_free_period_history_survives_a_clock_that_goes_back() -> None:

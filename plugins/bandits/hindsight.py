@@ -98,9 +98,6 @@ class FreeMachines:
             return [g for g, n in enumerate(self._occupied) if n or not only_free]
         return self.occupied.nonzero()[0] if only_free else np.arange(len(self._occupied))
 
-    def count(self, group: int) -> int:
-        return len(self.members[group])
-
     def stayed_free(self, t0: float, until: float) -> bool:
         """Was some machine free at ``t0`` still free (the same free period) at ``until``?"""
         i = bisect_right(self._times, until) - 1

@@ -22,13 +22,13 @@ from typing import Any, ClassVar
 
 from plugins.advice import Advice, MachineAdvice
 from plugins.bandits.agent import BanditAgent, Positions
-from plugins.bandits.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
 from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
 from plugins.bandits.options import BANDIT_OPTIONS
 from plugins.bandits.rewards import energy_scale, placement_reward, queue_reward
 from plugins.bandits.rows import ActionRows
+from plugins.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
 from plugins.events import (
     AttemptEnded,
     AttemptOutcome,

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from plugins.advice import Advice, JobAdvice, MachineAdvice
+from plugins.clock import next_reboot
 from plugins.events import (
     AttemptEnded,
     AttemptOutcome,
@@ -28,7 +29,7 @@ from plugins.events import (
 )
 from plugins.idle.ensembles import combine, pick_model
 from plugins.idle.features import features_now
-from plugins.idle.history import DAY, MachineHistory
+from plugins.idle.history import MachineHistory
 from plugins.idle.models import ModelPair
 from plugins.idle.options import IDLE_OPTIONS
 from plugins.idle.training import IdleTrainer
@@ -120,11 +121,7 @@ class IdlePolicy(Policy):
         )
         rf, mlp = pair.predict_one(row)
         idle = float(combine(self.choice.get(key, "avg"), np.asarray(rf), np.asarray(mlp)))
-        return max(0.0, min(idle, self._next_reboot(now) - now))
-
-    def _next_reboot(self, now: float) -> float:
-        reboot = now - now % DAY + self.context.reboot_hour * 3600.0
-        return reboot if reboot > now else reboot + DAY
+        return max(0.0, min(idle, next_reboot(now, self.context.reboot_hour) - now))
 
     def advise(self, view: PoolView, now: float) -> Advice:
         advice = Advice()
@@ -148,7 +145,9 @@ class IdlePolicy(Policy):
             return MachineAdvice(hold=True, predicted_idle_s=0.0, expires=now + self.delta)
         end = now + idle
         return MachineAdvice(
-            rank=end, predicted_idle_s=idle, expires=min(end, self._next_reboot(now))
+            rank=end,
+            predicted_idle_s=idle,
+            expires=min(end, next_reboot(now, self.context.reboot_hour)),
         )
 
     def state_dict(self) -> dict[str, Any]:

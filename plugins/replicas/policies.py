@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from plugins.advice import Advice, JobAdvice
 from plugins.bandits.agent import BanditAgent, from_json_key, json_key
-from plugins.bandits.clock import hour_of_day, hour_of_week
 from plugins.bandits.history import parse_history
+from plugins.clock import hour_of_day, hour_of_week
 from plugins.events import (
     ALL_EVENT_KINDS,
     AttemptEnded,

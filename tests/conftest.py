@@ -1,4 +1,5 @@
-"""Shared fixtures: where the real data lives, and the rule that it never skips under CI."""
+"""Shared fixtures: where the real data lives, and the rule that it never skips under CI; and a
+guard that the code under test is the source (a regular install is a copy, made at install)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,34 @@ from pathlib import Path
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("advisor", "plugins", "simulator")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Stop at once when the installed copy is older than the source (no test would see the
+    edit): a regular install (``pip install .``) copies the modules, and compiles the hot ones."""
+    import simulator
+
+    installed = Path(simulator.__file__).resolve().parent.parent
+    if installed == PROJECT_ROOT:
+        return  # an editable install, or the source first on the path: the source itself
+    stale = [
+        str(source.relative_to(PROJECT_ROOT))
+        for package in PACKAGES
+        for source in sorted((PROJECT_ROOT / package).rglob("*.py"))
+        if not _same(source, installed / source.relative_to(PROJECT_ROOT))
+    ]
+    if stale:
+        pytest.exit(
+            f"the installed copy in {installed} differs from the source in {', '.join(stale[:5])}"
+            f"{' ...' if len(stale) > 5 else ''}: install again (`.venv/bin/pip install "
+            "'.[test]'`, or `bash .ci/run`), or use an editable install (`pip install -e .`)",
+            returncode=4,
+        )
+
+
+def _same(source: Path, copy: Path) -> bool:
+    return copy.is_file() and copy.read_bytes() == source.read_bytes()
 
 
 def _data_dir() -> Path | None:

@@ -10,6 +10,7 @@ import numpy as np
 
 from advisor.commands.replay import run_replay
 from advisor.commands.sources_args import add_source_args
+from simulator.hot_modules import HOT_MODULES, compiled_count
 from simulator.negotiator import Negotiator
 
 
@@ -41,8 +42,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"total wall s      {total:.2f}  (generation or reading included)")
     print(f"total cpu s       {time.process_time() - cpu0:.2f}")
     print(f"peak RSS MB       {peak_mb:.0f}")
+    print(f"hot modules       {hot_modules()}")
     print_decision_latency(result.negotiator)
     return 0
+
+
+def hot_modules() -> str:
+    """Whether the replay ran compiled: the budget assumes a regular install (setup.py)."""
+    compiled = compiled_count()
+    if compiled == len(HOT_MODULES):
+        return f"compiled ({compiled} modules, mypyc)"
+    return (
+        f"{compiled} of {len(HOT_MODULES)} compiled: `pip install .` with a C compiler compiles "
+        "them all (an editable install stays pure Python, and slower)"
+    )
 
 
 def print_decision_latency(negotiator: Negotiator) -> None:

@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable, Sequence
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from plugins.bandits.history import Estimate, HistorySpec
 from plugins.bandits.options import EpsilonBoost
 
-Values = np.ndarray | list[float]
+Values: TypeAlias = np.ndarray | list[float]
 """q'(s, a) of some actions, NaN for untried ones: a list for a few actions (there numpy's cost
 per call exceeds what its vector speed saves), an array for many; both give the same choices."""
-Positions = np.ndarray | list[int]
+Positions: TypeAlias = np.ndarray | list[int]
 """Places among the indexed actions, a list or an array as ``Values``."""
 
 

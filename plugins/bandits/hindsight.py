@@ -95,7 +95,8 @@ class FreeMachines:
         """The groups a decision chooses among, in order: those with a free machine
         (``only_free``) or all; a list for a few groups (decided on in plain Python)."""
         if as_list:
-            return [g for g, n in enumerate(self._occupied) if n or not only_free]
+            occupied = self._occupied  # by index: mypyc cannot compile enumerate() of a bytearray
+            return [g for g in range(len(occupied)) if occupied[g] or not only_free]
         return self.occupied.nonzero()[0] if only_free else np.arange(len(self._occupied))
 
     def stayed_free(self, t0: float, until: float) -> bool:

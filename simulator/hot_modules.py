@@ -1,0 +1,34 @@
+"""The modules a replay spends its time in, which a regular install compiles with mypyc.
+
+Read by ``setup.py`` (without importing the package) and by ``bench``, which says whether they
+run compiled. Compiled and pure Python give the same results to the byte (a test compares them).
+A module listed here may not be subclassed by uncompiled code.
+"""
+
+HOT_MODULES = (
+    "simulator/engine.py",
+    "simulator/campus_pool.py",
+    "simulator/job_book.py",
+    "simulator/negotiator.py",
+    "simulator/advice_groups.py",
+    "simulator/advice_cache.py",
+    "simulator/group_levels.py",
+    "simulator/indexed_set.py",
+    "simulator/named_advice.py",
+    "plugins/clock.py",
+    "plugins/bandits/agent.py",
+    "plugins/bandits/decision.py",
+    "plugins/bandits/hindsight.py",
+    "plugins/bandits/history.py",
+    "plugins/bandits/jobs.py",
+    "plugins/bandits/rewards.py",
+    "plugins/bandits/rows.py",
+)
+
+
+def compiled_count() -> int:
+    """How many of the hot modules this process runs compiled (imports them all)."""
+    import importlib
+
+    names = (path.removesuffix(".py").replace("/", ".") for path in HOT_MODULES)
+    return sum(not str(importlib.import_module(name).__file__).endswith(".py") for name in names)

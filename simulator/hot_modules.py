@@ -5,6 +5,8 @@ run compiled. Compiled and pure Python give the same results to the byte (a test
 A module listed here may not be subclassed by uncompiled code.
 """
 
+import importlib
+
 HOT_MODULES = (
     "simulator/engine.py",
     "simulator/campus_pool.py",
@@ -28,7 +30,5 @@ HOT_MODULES = (
 
 def compiled_count() -> int:
     """How many of the hot modules this process runs compiled (imports them all)."""
-    import importlib
-
     names = (path.removesuffix(".py").replace("/", ".") for path in HOT_MODULES)
     return sum(not str(importlib.import_module(name).__file__).endswith(".py") for name in names)

@@ -123,6 +123,15 @@ class Policy(ABC):
         """``AdvisorPolicy``: name and version."""
         return f"{self.NAME}/{self.VERSION}"
 
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:  # noqa: B027
+        """Machines the pool shows for the first time; ``context.machines`` has them already.
+
+        A replay knows its inventory when the policy is built; a live pool is still empty then
+        and grows as startds report. A policy that keeps anything per machine or per group of
+        machines extends it here. Machines that vanish are kept: a desktop switched off for the
+        night is the same machine in the morning. Called again for known machines, it does
+        nothing."""
+
     def observe(self, event: Event) -> None:  # noqa: B027 (optional hook)
         """Learn from one event (default: nothing to learn)."""
 

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -11,7 +20,9 @@ from advisor.cli import main
 from advisor.commands.run import live_pool_settings
 from advisor.condor.factory import collector_address
 from advisor.daemon.config import check_config, load_config
+from advisor.daemon.config_host import check_host, listen_error
 from advisor.daemon.fields import ConfigError
+from plugins.policy import Policy
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "advisor.yaml"
 SIM = {"kind": "sim", "days": 2, "scale": 0.05}
@@ -48,15 +59,21 @@ def test_defaults_fill_every_section() -> None:
         ({"pool": {"kind": "slurm"}}, "pool.kind: must be one of sim, condor, got 'slurm'"),
         ({"pool": {"kind": "condor"}}, "pool.collector: missing (required for kind condor"),
         ({"pool": {**SIM, "collector": "x:1"}}, "pool.collector: unknown key for kind sim"),
-        ({"pool": {**SIM, "days": 0}}, "pool.days: must be an integer >= 1, got 0"),
+        ({"pool": {**SIM, "days": 0}}, "pool.days: must be an integer from 1 to 3660, got 0"),
         ({"pool": {**SIM, "speed": "fast"}}, "pool.speed: must be 'max' or a number > 0"),
         ({"pool": SIM, "publish": {"listen": "localhost"}}, "publish.listen: must be HOST:PORT"),
         ({"pool": SIM, "publish": {"listen": "h:99999"}}, "port 0-65535"),
         ({"pool": SIM, "publish": {"interval": "soon"}}, "publish.interval: must be seconds or"),
-        ({"pool": SIM, "publish": {"advice_lifetime": 0}}, "publish.advice_lifetime: must be at"),
+        (
+            {"pool": SIM, "publish": {"advice_lifetime": 0}},
+            "publish.advice_lifetime: must be a dur",
+        ),
         ({"pool": SIM, "publish": {"dry_run": "yes"}}, "publish.dry_run: must be true or false"),
         ({"pool": SIM, "learning": {"retrain": "monthly"}}, "learning.retrain: must be a crontab"),
-        ({"pool": SIM, "state": {"keep": 0}}, "state.keep: must be an integer >= 1, got 0"),
+        (
+            {"pool": SIM, "state": {"keep": 0}},
+            "state.keep: must be an integer from 1 to 1000, got 0",
+        ),
         ({"pool": SIM, "logging": {"level": "LOUD"}}, "logging.level: must be one of DEBUG"),
         ({"pool": SIM, "metrics": {"port": 1}}, "metrics.port: unknown key; allowed: enabled"),
         ({"pool": SIM, "policy": {"name": "nope"}}, "policy.name: unknown policy 'nope'"),
@@ -111,7 +128,7 @@ def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad.write_text("pool: {kind: sim}\npublish: {advice_lifetime: -5}\n")
     assert main(["check-config", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "publish.advice_lifetime: must be at least" in err and "-5" in err
+    assert "publish.advice_lifetime: must be a duration from" in err and "-5" in err
 
 
 def test_command_line_overrides_the_file(tmp_path: Path) -> None:
@@ -135,3 +152,263 @@ def test_live_pool_gets_the_daemons_state_dir_lifetime_and_label(tmp_path: Path)
     assert collector_address(("::1", 9618)) == "[::1]:9618"
     quiet = check_config({**raw, "pool": {**CONDOR, "journal": False}})
     assert live_pool_settings(quiet, "ranker/2")["state_dir"] is None
+
+
+# -- every way the file itself can be wrong is one located line ----------------------------------
+
+EXAMPLE_BYTES = EXAMPLE.read_bytes()
+
+
+def _variant(old: bytes, new: bytes) -> bytes:
+    assert old in EXAMPLE_BYTES, old
+    return EXAMPLE_BYTES.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (_variant(b"dry_run: false", b"dry_run: f\x07alse"), r":\d+:\d+: not valid YAML .*U\+0007"),
+        (_variant(b"dry_run: false", b"dry_run: \x1b[0m"), r":\d+:\d+: not valid YAML .*U\+001B"),
+        (
+            _variant(b"# htcondor", "# café htcondor".encode("latin-1")),
+            r":1:6: not UTF-8 text \(byte 0xe9\)",
+        ),
+        ("pool: {kind: sim}\n".encode("utf-16"), r":1:1: not UTF-8 text .*save the file as UTF-8"),
+        (
+            _variant(b"  interval: 60s", b"  interval: 60s\n  interval: 30s"),
+            r":\d+:3: duplicate key 'interval' \(first at line \d+\); keep one of them",
+        ),
+        (EXAMPLE_BYTES + b"\npolicy: {name: random}\n", r"duplicate key 'policy' \(first at"),
+        (_variant(b"keep: 5", b"keep: 2024-13-45"), r":\d+:9: not valid YAML \(month must be"),
+        (_variant(b"keep: 5", b"keep: !!int five"), r":\d+:9: not valid YAML \(invalid literal"),
+        (_variant(b"keep: 5", b"keep: [5"), r":\d+:\d+: not valid YAML \(expected ',' or ']'"),
+        (b"pool: " + b"[" * 3000, r"yaml: not valid YAML \(nested too deeply\)"),
+        (b"- pool\n- policy\n", r"yaml: must be a mapping of sections"),
+    ],
+)
+def test_a_broken_file_is_one_located_line(tmp_path: Path, data: bytes, message: str) -> None:
+    path = tmp_path / "advisor.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    text = str(info.value)
+    assert text.startswith(str(path)) and "\n" not in text
+    assert re.search(message, text), text
+
+
+def test_keys_merged_from_an_anchor_may_be_overridden(tmp_path: Path) -> None:
+    path = tmp_path / "a.yaml"
+    watts = "{active: 90, idle: 60, sleep: 3}"
+    path.write_text(
+        f"pool:\n  kind: condor\n  collector: cm:9618\n  types:\n    Big: &big {watts}\n"
+        "    Small: {<<: *big, active: 50}\n"
+    )
+    assert load_config(path).pool["types"]["Small"] == {"active": 50.0, "idle": 60.0, "sleep": 3.0}
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"publish": {"interval": float("inf")}}, "publish.interval: must be a duration from"),
+        ({"publish": {"advice_lifetime": float("nan")}}, "publish.advice_lifetime: must be a dur"),
+        ({"publish": {"advice_lifetime": "99999999999d"}}, "to 1d, got '99999999999d'"),
+        ({"publish": {"advice_lifetime": 10**400}}, "publish.advice_lifetime: must be a duration"),
+        ({"learning": {"observe_interval": "2d"}}, "learning.observe_interval: must be a duration"),
+        ({"state": {"snapshot_interval": -1}}, "state.snapshot_interval: must be a duration"),
+        ({"state": {"keep": 10**30}}, "state.keep: must be an integer from 1 to 1000"),
+        ({"policy": {"seed": 2**64}}, "policy.seed: must be an integer from 0 to 4294967295"),
+        ({"pool": {**SIM, "days": 10**9}}, "pool.days: must be an integer from 1 to 3660"),
+        ({"pool": {**SIM, "scale": float("inf")}}, "pool.scale: must be a number > 0.0 and <= 100"),
+        ({"pool": {**SIM, "speed": "inf"}}, "pool.speed: must be 'max' or a number > 0"),
+        ({"pool": {**SIM, "speed": float("nan")}}, "pool.speed: must be 'max' or a number > 0"),
+        (
+            {"pool": {**CONDOR, "watts": {"active": float("inf"), "idle": 40, "sleep": 2}}},
+            "pool.watts.active: must be a number >= 0.0, got inf",
+        ),
+        ({"pool": {**CONDOR, "active_idle_s": "2d"}}, "pool.active_idle_s: must be a duration"),
+        ({"publish": {"listen": "127.0.0.1:9²"}}, "publish.listen: must be HOST:PORT"),
+        ({"publish": {"listen": "a host:80"}}, "publish.listen: must be HOST:PORT with a host"),
+        ({"state": {"directory": "/tmp/a\0b"}}, "state.directory: must be a path without NUL"),
+        ({"state": {"kep": 1, "x\ny": 2}}, "state.kep: unknown key; allowed: directory"),
+        ({"state": {"x\ny": 2}}, "state.'x\\ny': unknown key"),
+        ({None: 1}, "None: unknown section"),
+        ({"policy": {"name": "crystal", "options": {"x": 1}}}, "policy.options: policy 'crystal'"),
+    ],
+)
+def test_non_finite_huge_and_odd_values_are_refused_with_their_key(raw: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        check_config({"pool": SIM, **raw})
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_policy_options_are_checked_against_their_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    from plugins.policy import Option
+
+    class Tuned(Policy):
+        NAME = "tuned"
+        OPTIONS: ClassVar[Mapping[str, Option]] = {
+            "epsilon": Option(0.1, float, "a float"),
+            "count": Option(2, int, "an int"),
+            "flag": Option(True, lambda t: t == "on", "a flag"),
+            "mode": Option("a", str, "text", lambda v: None if v in ("a", "b") else "a or b"),
+        }
+
+        def advise(self, view: Any, now: float) -> Any:
+            raise NotImplementedError
+
+    monkeypatch.setattr("advisor.daemon.config.policy_class", lambda name: Tuned)
+
+    def options(**values: Any) -> dict[str, Any]:
+        return check_config({"pool": SIM, "policy": {"options": values}}).policy["options"]
+
+    # numbers go through the option's parser as --set would pass them; flags stay flags
+    assert options(epsilon=0.2, count=3, flag=False, mode="b") == {
+        "epsilon": "0.2",
+        "count": "3",
+        "flag": False,
+        "mode": "b",
+    }
+    assert options(epsilon="0.3") == {"epsilon": "0.3"}
+    cases: list[tuple[dict[str, Any], str | None]] = [
+        ({"epsilon": float("nan")}, "policy.options.epsilon: must be a finite number, got nan"),
+        ({"epsilon": "inf"}, "policy.options.epsilon: must be a finite number, got inf"),
+        ({"epsilon": [1]}, "policy.options.epsilon: must be a number, got [1]"),
+        ({"count": 1.5}, "policy.options.count: must be an integer, got 1.5"),
+        ({"flag": "yes please"}, None),
+        ({"flag": 1}, "policy.options.flag: must be true or false, got 1"),
+        ({"mode": 7}, "policy.options: policy 'tuned': option mode='7': a or b"),
+        ({"mode": {"a": 1}}, "policy.options.mode: must be text as in --set mode=VALUE"),
+    ]
+    for values, message in cases:
+        if message is None:
+            options(**values)
+            continue
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            options(**values)
+
+
+# -- what the file asks of this machine ---------------------------------------------------------
+
+
+def _write(tmp_path: Path, **sections: Any) -> Path:
+    path = tmp_path / "advisor.yaml"
+    path.write_text(yaml.safe_dump({"pool": SIM, **sections}))
+    return path
+
+
+def test_paths_that_cannot_be_what_they_name_are_refused(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for state, message in [
+        (a_file, f"state.directory: '{a_file}' is a file, not a directory; give the path of a"),
+        (a_file / "sub", f"state.directory: '{a_file / 'sub'}' cannot be created: '{a_file}' is"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config(_write(tmp_path, state={"directory": str(state)}))
+    condor = {**CONDOR, "journal": False}
+    for key in ("token_file", "event_log"):
+        path = _write(tmp_path, pool={**condor, key: str(tmp_path)})
+        with pytest.raises(ConfigError, match=f"pool.{key}: '{tmp_path}' is a directory"):
+            load_config(path)
+    missing = tmp_path / "no-token"
+    config = load_config(_write(tmp_path, pool={**condor, "token_file": str(missing)}))
+    with pytest.raises(ConfigError, match=f"pool.token_file: '{missing}' does not exist"):
+        check_host(config, starting=True)  # check-config may run before the token is in place
+
+
+def test_state_directory_is_created_private_at_start(tmp_path: Path) -> None:
+    state = tmp_path / "deep" / "state"
+    config = load_config(_write(tmp_path, state={"directory": str(state)}))
+    assert not state.exists()  # checking creates nothing
+    check_host(config, starting=True)
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    config = check_config({"pool": SIM, "state": {"directory": str(locked / "state")}})
+    if os.geteuid() != 0:
+        with pytest.raises(ConfigError, match=r"state.directory: cannot use .*Permission denied"):
+            check_host(config, starting=True)
+
+
+def test_listen_host_must_resolve_and_a_busy_port_is_named(tmp_path: Path) -> None:
+    path = _write(tmp_path, publish={"listen": "no-such-host.invalid:9681"})
+    with pytest.raises(ConfigError, match=r"publish.listen: host 'no-such-host\.invalid' does not"):
+        load_config(path)
+    busy = OSError(errno.EADDRINUSE, "Address already in use")
+    error = listen_error(("127.0.0.1", 9681), busy)
+    assert str(error) == (
+        "publish.listen: 127.0.0.1:9681 is in use (another htcondor-advisor?); choose another port"
+    )
+    assert listen_error(("::1", 80), OSError(errno.EACCES, "denied")) is not None
+    assert listen_error(("::1", 80), PermissionError(errno.EACCES, "denied", "/x")) is None
+
+
+def test_run_on_a_busy_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        twin = ["--pool", "sim:campus", "--days", "1", "--scale", "0.03", "--no-progress"]
+        twin += ["--state-dir", str(tmp_path / "state")]
+        done = subprocess.run(
+            [sys.executable, "-m", "advisor.cli", "run", *twin, "--listen", f"127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"htcondor-advisor run: error: publish.listen: 127.0.0.1:{port} is in use "
+        "(another htcondor-advisor?); choose another port"
+    )
+    assert "Traceback" not in done.stderr
+
+
+def test_check_config_with_a_control_character_exits_2_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "advisor.yaml"
+    path.write_bytes(_variant(b"interval: 60s", b"interval: 6\x000s"))
+    done = subprocess.run(
+        [sys.executable, "-m", "advisor.cli", "check-config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert re.fullmatch(
+        rf"htcondor-advisor check-config: error: {re.escape(str(path))}:\d+:\d+: not valid YAML "
+        r"\(unprintable character U\+0000\); .*\n",
+        done.stderr,
+    )
+
+
+def test_staleness_below_the_poll_interval_is_refused() -> None:
+    raw = {
+        "pool": {"kind": "condor", "collector": "cm:9618"},
+        "publish": {"stale_after": "30s"},
+        "learning": {"observe_interval": "60s"},
+    }
+    with pytest.raises(ConfigError, match=r"^publish\.stale_after: 30 s is shorter than"):
+        check_config(raw)
+    raw["publish"] = {"advice_lifetime": "2d"}  # the hook refuses expiries over a day ahead
+    with pytest.raises(ConfigError, match=r"^publish\.advice_lifetime"):
+        check_config(raw)
+
+
+def test_run_once_against_an_unreachable_pool_says_so_and_fails(tmp_path: Path) -> None:
+    config = tmp_path / "advisor.yaml"
+    state = tmp_path / "state"
+    config.write_text(
+        f"pool: {{kind: condor, collector: '127.0.0.1:9'}}\nstate: {{directory: {state}}}\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "advisor.cli", "run", "--config", str(config), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 3 and out.stdout == ""
+    assert out.stderr.splitlines()[-1] == (
+        "run --once: the pool did not answer (pool.collector 127.0.0.1:9)"
+    )

@@ -19,15 +19,15 @@ from advisor.condor.merge_sink import MergeStartdSink
 from advisor.daemon.board import Posted, hook_lines
 from advisor.daemon.config import check_config
 from advisor.daemon.followers import Followers
-from advisor.daemon.host import stamp
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon
 from advisor.daemon.schedule import run_live
 from advisor.daemon.signals import Control
+from advisor.daemon.standing import StandingAdvice
 from advisor.ports import Observation
 from plugins.advice import Advice, MachineAdvice, PowerAdvice
 from plugins.events import AttemptEnded, AttemptOutcome, OwnerSessionStarted
-from plugins.policy import MachineView, Policy, PolicyContext, PoolView
+from plugins.policy import MachineInfo, MachineView, Policy, PolicyContext, PoolView
 
 
 class ListPool:
@@ -44,7 +44,10 @@ class ListPool:
             return Observation([], self.view, healthy=False)
         events, self.pending = self.pending, []
         self.position += len(events)
-        return Observation(events, self.view)
+        machines = {
+            m.name: MachineInfo(m.name, "lab", "Normal", 57, 40, 2) for m in self.view.machines
+        }
+        return Observation(events, self.view, machines)
 
     def cursor(self) -> dict[str, Any]:
         return {"position": self.position}
@@ -111,13 +114,23 @@ def test_advice_expires_after_its_lifetime(tmp_path: Path) -> None:
     assert board.get("a", 1000.0).advice.rank == -1.0  # type: ignore[union-attr]
 
 
-def test_stamp_keeps_the_policys_expiry_and_leaves_neutral_advice_neutral() -> None:
+def test_standing_advice_is_capped_at_the_lifetime_and_republished_every_cycle() -> None:
+    standing = StandingAdvice()
     advice = Advice(
-        {"x": MachineAdvice(rank=1), "y": MachineAdvice(expires=5.0), "z": MachineAdvice()}
+        {"x": MachineAdvice(rank=1), "y": MachineAdvice(expires=105.0), "z": MachineAdvice()}
     )
-    stamped = stamp(advice, 100.0, 60.0).machines
-    assert stamped["x"].expires == 160.0 and stamped["y"].expires == 5.0
-    assert stamped["z"].expires is None
+    first = standing.update(advice, 100.0, 60.0)
+    assert first["x"].expires == 160.0 and first["y"].expires == 105.0
+    assert "z" not in first  # neutral advice is no advice
+    later = standing.update(Advice(), 110.0, 60.0)  # the policy said nothing new
+    assert later["x"].expires == 170.0  # renewed: a live daemon stands behind it
+    assert later["y"] == MachineAdvice()  # its own expiry passed: neutral, so sinks drop it
+    assert standing.update(Advice(), 120.0, 60.0) == {"x": MachineAdvice(rank=1, expires=180.0)}
+    named = Advice(shared={"lab": MachineAdvice(rank=2)}, follows={"a": "lab"}, shared_until=9e9)
+    assert standing.update(named, 130.0, 60.0)["a"].expires == 190.0  # capped, not 9e9
+    assert standing.update(Advice(machines={"x": MachineAdvice()}), 140.0, 60.0)["x"] == (
+        MachineAdvice()
+    )
 
 
 def test_hook_lines_are_classad_assignments() -> None:
@@ -247,17 +260,73 @@ def test_log_lines_carry_journal_priorities_under_systemd() -> None:
     assert JournalFormatter("%(message)s").format(record) == "<4>htcondor_advisor.host: pool quiet"
 
 
-def test_unanswered_poll_marks_the_daemon_unhealthy_until_the_pool_answers(tmp_path: Path) -> None:
+def test_advice_is_renewed_only_from_a_view_the_pool_confirmed(tmp_path: Path) -> None:
     clock = [1000.0]
-    daemon, pool = make_daemon(tmp_path, clock)
+    daemon, pool = make_daemon(tmp_path, clock)  # advice lifetime 300 s, stale after 180 s
     pool.answering = False
-    daemon.host.cycle(clock[0])
-    assert daemon.health()["status"] == "pool unreachable"
-    assert b"advisor_pool_healthy 0.0" in daemon.metrics.exposition()
+    assert daemon.host.cycle(clock[0]).machines == {}  # never confirmed: nothing to stand behind
+    assert daemon.health()["status"].startswith("stale")
     pool.answering = True
     daemon.host.cycle(clock[0])
     assert daemon.health()["status"] == "ok"
     assert b"advisor_pool_healthy 1.0" in daemon.metrics.exposition()
+    assert daemon.board.get("a", 1299.0) is not None
+    pool.answering = False
+    clock[0] = 1180.0
+    assert daemon.host.cycle(clock[0]).machines  # within the bound: renewed from the last view
+    assert daemon.health()["status"] == "pool unreachable"
+    assert b"advisor_pool_healthy 0.0" in daemon.metrics.exposition()
+    clock[0] = 1181.0
+    assert daemon.host.cycle(clock[0]).machines == {}  # past it: nothing renewed
+    assert daemon.health()["status"].startswith("stale")
+    assert b"advisor_advice_stale 1.0" in daemon.metrics.exposition()
+    last = 1180.0 + 300.0
+    assert daemon.board.get("a", last - 1) is not None and daemon.board.get("a", last) is None
+    pool.answering = True
+    daemon.host.cycle(clock[0])
+    assert b"advisor_advice_stale 0.0" in daemon.metrics.exposition()
+    assert daemon.board.get("a", 1181.0 + 299.0) is not None
+
+
+def test_machines_join_as_the_pool_shows_them_and_a_bandit_learns_from_the_first_cycle(
+    tmp_path: Path,
+) -> None:
+    """The live start: the policy is built before the first poll, with no machine known."""
+    from plugins.bandits.placement import ComputerBandit
+
+    config = check_config(
+        {
+            "pool": {"kind": "condor", "collector": "cm:9618"},
+            "publish": {"listen": "127.0.0.1:0"},
+            "state": {"directory": str(tmp_path)},
+        }
+    )
+    machines: dict[str, MachineInfo] = {}
+    pool = ListPool(["a", "b"])
+    pool.view = PoolView(pool.view.machines, [2] + [0] * 23, ["1.0", "2.0"])
+    daemon = Daemon(config, ComputerBandit(PolicyContext(machines)), pool, [], time.time, machines)
+    daemon.host.cycle(1000.0)
+    assert set(machines) == {"a", "b"} and daemon.host.policy.actions == ["a", "b"]  # type: ignore[attr-defined]
+    pool.view = PoolView([*pool.view.machines, MachineView("c", "idle", 0.0)], [1] + [0] * 23)
+    pool.pending = [AttemptEnded(1001.0, "1.0", "a", AttemptOutcome.COMPLETED, 900.0)]
+    pool.pending.append(AttemptEnded(1001.0, "9.0", "gone", AttemptOutcome.COMPLETED, 900.0))
+    daemon.host.cycle(1002.0)
+    assert daemon.host.policy.actions == ["a", "b", "c"]  # type: ignore[attr-defined]
+    assert daemon.host.unknown_machine_events == 1  # a machine the collector never showed
+    assert b'advisor_events_learned_total{kind="AttemptEnded"} 1.0' in daemon.metrics.exposition()
+    assert daemon.board.live(1002.0)  # advice served for the machines it knows
+    daemon.snapshot(1003.0)
+    fresh_machines: dict[str, MachineInfo] = {}
+    fresh = Daemon(
+        config,
+        ComputerBandit(PolicyContext(fresh_machines)),
+        ListPool([]),
+        [],
+        time.time,
+        fresh_machines,
+    )
+    assert fresh.resume() is not None  # the inventory comes back before the learned state
+    assert fresh.host.policy.actions == ["a", "b", "c"]  # type: ignore[attr-defined]
 
 
 def test_followers_of_a_name_get_its_value_when_they_join_and_whenever_it_changes() -> None:

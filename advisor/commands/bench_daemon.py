@@ -4,6 +4,7 @@
 ``memory``  RSS at the start and end of a twin run (and the largest in between)
 ``crash``   SIGKILL the twin at random moments; every restart must resume from a valid snapshot
 ``sigterm`` SIGTERM the twin halfway, restart it, compare the final figures with an unbroken run
+``idle-connections`` hold N idle connections to the twin; hook latency, threads, fds, snapshots
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from advisor.commands.sources_args import parse_sets
 from advisor.daemon.bench_cycle import bench_cycles
 from advisor.daemon.config import check_config
 from advisor.daemon.crash_bench import crash_twin, stop_halfway
+from advisor.daemon.idle_connections_bench import hold_idle_connections, print_report
 from advisor.daemon.signals import Control
 from advisor.daemon.twin_run import TwinOptions, run_twin
 
@@ -25,7 +27,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("bench-daemon", help="measure the daemon (cycle CPU, memory, crashes)")
-    parser.add_argument("what", choices=["cycle", "memory", "crash", "sigterm"])
+    parser.add_argument("what", choices=["cycle", "memory", "crash", "sigterm", "idle-connections"])
     parser.add_argument("--policy", default="random")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE")
     parser.add_argument("--slots", type=int, default=10_000, help="cycle: pool size")
@@ -37,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--kills", type=int, default=20, help="crash: SIGKILLs")
     parser.add_argument("--speed", type=float, default=40_000.0, help="crash: twin speed")
     parser.add_argument("--snapshot-interval", default="6h", help="crash: simulated interval")
+    parser.add_argument("--connections", type=int, default=1000, help="idle-connections: held")
+    parser.add_argument("--hold", type=float, default=60.0, help="idle-connections: wall s")
+    parser.add_argument("--fd-limit", type=int, help="idle-connections: the daemon's NOFILE")
     parser.set_defaults(handler=run)
 
 
@@ -52,9 +57,13 @@ def _rows(*rows: tuple[str, object]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="advisor-bench-") as work:
-        return {"cycle": _cycle, "memory": _memory, "crash": _crash, "sigterm": _crash}[args.what](
-            args, Path(work)
-        )
+        return {
+            "cycle": _cycle,
+            "memory": _memory,
+            "crash": _crash,
+            "sigterm": _crash,
+            "idle-connections": _idle_connections,
+        }[args.what](args, Path(work))
 
 
 def _cycle(args: argparse.Namespace, work: Path) -> int:
@@ -128,3 +137,13 @@ def _crash(args: argparse.Namespace, work: Path) -> int:
     a, b = report.final["overhead_min_mean"], report.reference["overhead_min_mean"]
     print(f"overhead min (mean)     crashed {a:.3f}  uninterrupted {b:.3f}")
     return 0
+
+
+def _idle_connections(args: argparse.Namespace, work: Path) -> int:
+    # sim time passes 3600x: the campus twin has events (and so snapshots) every simulated hour
+    twin = ["--pool", "sim:campus", "--speed", "3600", "--snapshot-interval", "1h"]
+    twin += ["--seed", str(args.seed), "--policy", args.policy]
+    twin += [f"--set={s}" for s in args.set or []]
+    report = hold_idle_connections(twin, work, args.connections, args.hold, fd_limit=args.fd_limit)
+    print_report(report, twin)
+    return 0 if report.alive_after and report.exit_code == 0 else 1

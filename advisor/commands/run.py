@@ -13,6 +13,7 @@ from typing import Any
 from advisor.commands.replay import progress_bar
 from advisor.commands.sources_args import parse_sets
 from advisor.daemon.config import DaemonConfig, check_config, load_config, merge
+from advisor.daemon.config_host import check_host, listen_error
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.logs import setup_daemon_logging
 from advisor.daemon.pools import POOL_KINDS
@@ -84,12 +85,19 @@ def resolve(args: argparse.Namespace) -> DaemonConfig:
 
 def run(args: argparse.Namespace) -> int:
     config = resolve(args)
+    check_host(config, starting=True)  # the state directory made 0700, paths and host checked
     setup_daemon_logging(config.logging["level"])
     control = Control()
     control.install()
-    if config.simulated:
-        return _run_twin(config, control, args)
-    return _run_live(config, control, args)
+    try:
+        if config.simulated:
+            return _run_twin(config, control, args)
+        return _run_live(config, control, args)
+    except OSError as exc:  # the endpoint's bind: one located line, not a traceback
+        error = listen_error(config.publish["listen"], exc)
+        if error is None:
+            raise
+        raise error from None
 
 
 def _run_twin(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
@@ -127,6 +135,12 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     if args.once:
         advice = daemon.host.cycle(time.time())
         daemon.snapshot(time.time())
+        if daemon.host.confirmed_at is None:
+            collector = ":".join(map(str, config.pool["collector"]))
+            print(
+                f"run --once: the pool did not answer (pool.collector {collector})", file=sys.stderr
+            )
+            return 3
         print(json.dumps({"machines": len(advice.machines), "jobs": len(advice.jobs)}))
         return 0
 

@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TextIO
 
 from plugins.events import ALL_EVENT_KINDS, AttemptOutcome, Event, PowerState
 from plugins.policy import MachineInfo
@@ -21,22 +22,38 @@ ENUMS = {"outcome": AttemptOutcome, "state": PowerState}
 
 
 class Journal:
+    """Private like the snapshots beside it: directories 0700 and files 0600, whatever the umask
+    (the state directory itself is made by the daemon before the pool is built)."""
+
     def __init__(self, state_dir: Path) -> None:
         self.dir = Path(state_dir) / JOURNAL_DIR
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.dir.mkdir(exist_ok=True, mode=0o700)
+        os.chmod(self.dir, 0o700)
+        for name in ("events.jsonl", "machines.json"):  # made 0644 by an earlier version
+            if (self.dir / name).exists():
+                os.chmod(self.dir / name, 0o600)
 
     def append(self, events: Iterable[Event]) -> None:
         lines = [json.dumps({"kind": type(e).__name__, **_fields(e)}) + "\n" for e in events]
         if lines:
-            with open(self.dir / "events.jsonl", "a", encoding="utf-8") as out:
+            with _private(self.dir / "events.jsonl", os.O_APPEND) as out:
                 out.writelines(lines)
 
     def save_machines(self, machines: Mapping[str, MachineInfo]) -> None:
         path = self.dir / "machines.json"
         tmp = path.with_suffix(".tmp")
         data = {name: dataclasses.asdict(info) for name, info in sorted(machines.items())}
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        with _private(tmp, os.O_TRUNC) as out:
+            out.write(json.dumps(data, indent=1))
         os.replace(tmp, path)
+
+
+def _private(path: Path, mode: int) -> TextIO:
+    """``path`` opened for writing text, created 0600."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | mode, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")
 
 
 def _fields(event: Event) -> dict[str, object]:

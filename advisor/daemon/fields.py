@@ -4,32 +4,64 @@ is allowed (the scenario checks in ``simulator.scenarios.config_checks`` follow 
 
 from __future__ import annotations
 
+import math
 import re
+from pathlib import Path
 from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 
 from simulator.scenarios.config_checks import ConfigError, fail, integer, number
 
-DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*$")
 UNIT_S = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+DAY_S = 86400.0
+MAX_DURATION_S = 30 * DAY_S
+"""Longest duration any key takes unless it says otherwise: beyond it a value is a typo."""
+MAX_SEED = 2**32 - 1
+PORT = re.compile(r"^[0-9]{1,5}$")
 
 __all__ = ["ConfigError", "fail", "integer", "number"]
 
 
-def duration(raw: Any, path: str, lo: float = 0.001) -> float:
-    """Seconds from a number or a string like ``90s``, ``5m``, ``1h``, ``2d``."""
+def key_name(key: Any) -> str:
+    """A mapping key as it goes into a key path: plain text as is, anything else quoted, so a
+    path stays one readable line whatever the YAML held."""
+    if isinstance(key, str) and key and key.isprintable() and not key.isspace():
+        return key
+    return repr(key)
+
+
+def spell(seconds: float) -> str:
+    """``86400.0`` as ``1d``, ``90.0`` as ``90s``: bounds in the units the file uses."""
+    for unit in ("d", "h", "m"):
+        if seconds >= UNIT_S[unit] and seconds % UNIT_S[unit] == 0:
+            return f"{seconds / UNIT_S[unit]:g}{unit}"
+    return f"{seconds:g}s"
+
+
+def duration(raw: Any, path: str, lo: float = 0.001, hi: float = MAX_DURATION_S) -> float:
+    """Seconds from a number or a string like ``90s``, ``5m``, ``1h``, ``2d``, finite and in
+    ``[lo, hi]`` (``.inf``, ``.nan`` and huge values are typos, never "forever")."""
     if isinstance(raw, int | float) and not isinstance(raw, bool):
-        seconds = float(raw)
+        seconds = _finite(raw)
     else:
-        match = DURATION.match(str(raw)) if isinstance(raw, str) else None
+        match = DURATION.match(raw) if isinstance(raw, str) else None
         if match is None:
             raise fail(path, "must be seconds or a duration like 90s, 5m, 1h, 2d", raw)
         seconds = float(match.group(1)) * UNIT_S[match.group(2)]
-    if seconds < lo:
-        raise fail(path, f"must be at least {lo} s", raw)
+    if not math.isfinite(seconds) or not lo <= seconds <= hi:
+        raise fail(path, f"must be a duration from {spell(lo)} to {spell(hi)}", raw)
     return seconds
+
+
+def _finite(raw: float) -> float:
+    """``raw`` as a float; NaN for what no float holds (an integer of 400 digits)."""
+    try:
+        return float(raw)
+    except OverflowError:
+        return math.nan
 
 
 def boolean(raw: Any, path: str) -> bool:
@@ -42,6 +74,14 @@ def text(raw: Any, path: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise fail(path, "must be a non-empty string", raw)
     return raw.strip()
+
+
+def file_path(raw: Any, path: str) -> Path:
+    """A path as text (a NUL byte is no path: the system cuts it there)."""
+    value = text(raw, path)
+    if "\0" in value:
+        raise fail(path, "must be a path without NUL characters", raw)
+    return Path(value)
 
 
 def choice(raw: Any, path: str, allowed: tuple[str, ...]) -> str:
@@ -60,9 +100,12 @@ def address(raw: Any, path: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6); port 0 picks a free one."""
     value = text(raw, path)
     host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
+    host = host.strip("[]")
+    if not sep or not host or not PORT.match(port) or int(port) > 65535:
         raise fail(path, "must be HOST:PORT with a port 0-65535, e.g. 127.0.0.1:9681", raw)
-    return host.strip("[]"), int(port)
+    if not host.isprintable() or any(c.isspace() for c in host):
+        raise fail(path, "must be HOST:PORT with a host name or address, e.g. 127.0.0.1:9681", raw)
+    return host, int(port)
 
 
 def cron(raw: Any, path: str) -> str:
@@ -79,11 +122,18 @@ def speed(raw: Any, path: str) -> float | None:
     """Simulated seconds per wall second, or ``max`` (None: as fast as possible)."""
     if raw == "max":
         return None
+    value = raw
     if isinstance(raw, str):
         try:
-            raw = float(raw)
+            value = float(raw)
         except ValueError:
-            raise fail(
-                path, "must be 'max' or a number > 0 (simulated s per wall s)", raw
-            ) from None
-    return number(raw, path, lo=0.0, lo_open=True)
+            value = None
+    try:
+        return number(value, path, lo=0.0, lo_open=True)
+    except ConfigError:
+        raise fail(path, "must be 'max' or a number > 0 (simulated s per wall s)", raw) from None
+
+
+def seed(raw: Any, path: str) -> int:
+    """A random seed, 0 to 2**32 - 1 (what every generator the policies use accepts)."""
+    return integer(raw, path, hi=MAX_SEED)

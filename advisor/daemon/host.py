@@ -1,10 +1,13 @@
 """The policy host: pool events in, advice out, the same policy objects the simulator drives.
 
-Each cycle polls the pool source, feeds the new events the policy wants to ``observe``, asks
-``advise`` about the candidate machines, stamps each piece of advice with its expiry and hands it
-to the sinks. Time always arrives as ``now`` from the caller (the wall clock live, the engine in
-the twin), so the same code runs in both. A lock keeps scheduler threads from interleaving;
-``retrain`` runs outside it, as the policy protocol asks.
+Each cycle polls the pool source, tells the policy about machines it has not seen, feeds the new
+events the policy wants to ``observe``, asks ``advise`` about the candidate machines and hands
+every machine's standing advice, stamped with its expiry, to the sinks. Advice is renewed only
+from a view the pool confirmed within ``stale_after_s``: past that the host publishes nothing,
+so the last advice lapses at its ``AdvisorExpires`` and the pool runs as without the advisor.
+Time always arrives as ``now`` from the caller (the wall clock live, the engine in the twin), so
+the same code runs in both. A lock keeps scheduler threads from interleaving; ``retrain`` runs
+outside it, as the policy protocol asks.
 """
 
 from __future__ import annotations
@@ -16,27 +19,16 @@ from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from advisor.daemon.followers import Followers
 from advisor.daemon.metrics import DaemonMetrics
+from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice
+from plugins.advice import Advice
 from plugins.events import AttemptEnded, Event
 from plugins.policy import MachineInfo, Policy, PoolView
 
 log = logging.getLogger("htcondor_advisor.host")
 EMPTY_VIEW = PoolView(machines=(), idle_jobs_by_prior_hours=())
 RECENT_PER_MACHINE = 10
-
-
-def stamp(advice: Advice, now: float, lifetime_s: float) -> Advice:
-    """Give every non-neutral machine advice an expiry (the policy's own, else now + lifetime)."""
-    machines = {
-        name: adv
-        if adv.expires is not None or adv == NEUTRAL_MACHINE_ADVICE
-        else dataclasses.replace(adv, expires=now + lifetime_s)
-        for name, adv in advice.machines.items()
-    }
-    return Advice(machines=machines, jobs=advice.jobs)
 
 
 def event_record(event: Event) -> dict[str, Any]:
@@ -54,6 +46,7 @@ class PolicyHost:
         metrics: DaemonMetrics,
         lifetime_s: float,
         dry_run: bool = False,
+        stale_after_s: float = float("inf"),
     ) -> None:
         self.policy = policy
         self.source = source
@@ -61,6 +54,10 @@ class PolicyHost:
         self.metrics = metrics
         self.lifetime_s = lifetime_s
         self.dry_run = dry_run
+        self.stale_after_s = stale_after_s
+        """Advice is renewed only from a view the pool confirmed this recently."""
+        self.confirmed_at: float | None = None
+        """When the pool last answered in full (collector and every schedd)."""
         self.lock = threading.RLock()
         self.view = EMPTY_VIEW
         self.machines: dict[str, MachineInfo] = {}
@@ -71,7 +68,9 @@ class PolicyHost:
         """Whether the last poll of the pool answered."""
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
-        self.followers = Followers()
+        self.standing = StandingAdvice()
+        self.unknown_machine_events = 0
+        """Events naming a machine the pool never showed (not fed: no policy can place there)."""
 
     # -- the cycle ---------------------------------------------------------------------------
     def observe(self, now: float) -> bool:
@@ -80,26 +79,45 @@ class PolicyHost:
             obs = self.source.poll(now)
             self.healthy = obs.healthy
             self.metrics.pool_healthy.set(1 if obs.healthy else 0)
+            self.join(obs.machines)
+            self._feed(obs.events)  # what did answer is real, even when a schedd did not
             if not obs.healthy:
                 log.warning("pool did not answer at %.0f; advice will lapse if this persists", now)
                 return False
-            self._feed(obs.events)
             self.view = obs.view
-            self.machines.update(obs.machines)
+            self.confirmed_at = now
             self.metrics.last_observation = now
             return True
+
+    def join(self, machines: Mapping[str, MachineInfo]) -> None:
+        """Add machines not seen before to the inventory the policy reads, and tell it."""
+        new = [info for name, info in machines.items() if name not in self.machines]
+        if new:
+            self.machines.update((info.name, info) for info in new)
+            self.policy.machines_joined(new)
+            log.info("%d machine(s) joined, %d known", len(new), len(self.machines))
+
+    def stale(self, now: float) -> bool:
+        """Whether the last confirmed view is too old to advise on."""
+        return self.confirmed_at is None or now - self.confirmed_at > self.stale_after_s
 
     def _feed(self, events: Sequence[Event]) -> None:
         wanted = self.policy.WANTS
         observe = self.policy.observe
         recent = self.recent
+        known = self.machines
         kinds: Counter[str] = Counter()
         for event in events:
             kind = type(event)
+            machine = getattr(event, "machine", None)
+            if machine is not None and machine not in known:
+                self.unknown_machine_events += 1
+                log.debug("ignored %s on %s: the collector never showed it", kind.__name__, machine)
+                continue
             kinds[kind.__name__] += 1
             if kind in wanted:
                 observe(event)
-            machine = getattr(event, "machine", None)
+                self.metrics.learned.labels(kind.__name__).inc()
             if machine is not None:
                 ring = recent.get(machine)
                 if ring is None:
@@ -112,11 +130,20 @@ class PolicyHost:
         self.events_seen += len(events)
 
     def publish(self, now: float) -> Advice:
-        """Advise on the last observed view, stamp expiries, publish (unless dry-run)."""
+        """Advise on the last confirmed view and publish every machine's standing advice
+        (unless dry-run); nothing at all once that view is older than ``stale_after_s``."""
         with self.lock:
+            stale = self.stale(now)
+            self.metrics.advice_stale.set(1 if stale else 0)
+            if stale:
+                log.warning(
+                    "no confirmed view of the pool since %s: advice not renewed, it lapses",
+                    "start" if self.confirmed_at is None else f"{now - self.confirmed_at:.0f} s",
+                )
+                return Advice()
             self.decided = self.policy.advise(self.view, now)
-            machines = self.followers.resolve(self.decided)
-            advice = stamp(Advice(machines, self.decided.jobs), now, self.lifetime_s)
+            machines = self.standing.update(self.decided, now, self.lifetime_s)
+            advice = Advice(machines, self.decided.jobs)
             self.cycles += 1
             self.metrics.decisions.inc(len(advice.machines))
             if self.dry_run:
@@ -147,9 +174,11 @@ class PolicyHost:
 
     # -- state -------------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
-        """Everything to resume from: policy state, source cursor, recent events per machine."""
+        """Everything to resume from: the machines known, policy state, source cursor, recent
+        events per machine."""
         with self.lock:
             return {
+                "machines": [dataclasses.asdict(info) for info in self.machines.values()],
                 "policy": {
                     "name": self.policy.NAME,
                     "label": self.policy.label,
@@ -169,6 +198,8 @@ class PolicyHost:
                 "use another state directory or configure the same policy"
             )
         with self.lock:
+            machines = [MachineInfo(**info) for info in state.get("machines", [])]
+            self.join({info.name: info for info in machines})  # what the state names
             self.policy.load_state(saved["state"])
             self.source.restore(state["cursor"])
             self.events_seen = int(state["counters"]["events"])
@@ -177,11 +208,12 @@ class PolicyHost:
     def swap_policy(self, policy: Policy) -> None:
         """Use ``policy`` from now on, carrying the learned state over when it is the same kind."""
         with self.lock:
+            policy.machines_joined(list(self.machines.values()))
             if policy.NAME == self.policy.NAME:
                 policy.load_state(self.policy.state_dict())
             else:
                 log.warning(
                     "policy changed %s -> %s: learning starts over", self.policy.label, policy.label
                 )
-                self.followers = Followers()  # another policy names its advice its own way
+                self.standing = StandingAdvice()  # another policy names advice its own way
             self.policy = policy

@@ -25,6 +25,12 @@ class DaemonMetrics:
             "advisor_events", "Events fed to the policy host, by kind", ["kind"], registry=r
         )
         self.decisions = Counter("advisor_decisions", "Machine advice entries computed", registry=r)
+        self.learned = Counter(
+            "advisor_events_learned",
+            "Events handed to the policy's observe, by kind (what it learns from)",
+            ["kind"],
+            registry=r,
+        )
         self.rewards = Counter(
             "advisor_attempt_outcomes",
             "Ended job attempts by outcome (the learning signal of the reward)",
@@ -46,6 +52,11 @@ class DaemonMetrics:
         self.pool_healthy = Gauge(
             "advisor_pool_healthy",
             "1 when the last poll of the pool answered; 0 when a collector or schedd did not",
+            registry=r,
+        )
+        self.advice_stale = Gauge(
+            "advisor_advice_stale",
+            "1 while no view was confirmed within publish.stale_after (advice is not renewed)",
             registry=r,
         )
         self.last_observation: float | None = None

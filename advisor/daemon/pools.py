@@ -39,10 +39,14 @@ class PoolKind:
 
 def _path(raw: Any, path: str) -> Path | None:
     """A file path; null means none (every path key is optional)."""
-    return None if raw is None else Path(f.text(raw, path))
+    return None if raw is None else f.file_path(raw, path)
 
 
 WATTS = ("active", "idle", "sleep")
+MAX_DAYS = 3660
+"""The twin simulates at most ten years."""
+MAX_SCALE = 100.0
+"""The twin's pool at most a hundred times the scenario's."""
 
 
 def _watts(raw: Any, path: str) -> dict[str, float]:
@@ -56,7 +60,7 @@ def _types(raw: Any, path: str) -> dict[str, dict[str, float]]:
     """Watts per ``AdvisorMachineType`` value."""
     if not isinstance(raw, dict):
         raise f.fail(path, "must map AdvisorMachineType names to {active, idle, sleep}", raw)
-    return {f.text(name, path): _watts(w, f"{path}.{name}") for name, w in raw.items()}
+    return {f.text(name, path): _watts(w, f"{path}.{f.key_name(name)}") for name, w in raw.items()}
 
 
 def _build_condor(settings: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
@@ -68,9 +72,11 @@ def _build_condor(settings: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceS
 SIM_KEYS = {
     "scenario": Key(lambda v, p: f.choice(v, p, ("campus",)), "campus", "built-in scenario"),
     "scenario_config": Key(_path, None, "YAML describing another campus"),
-    "days": Key(lambda v, p: f.integer(v, p, lo=1), 28, "simulated days"),
-    "scale": Key(lambda v, p: f.number(v, p, lo=0.0, lo_open=True), 1.0, "pool size factor"),
-    "seed": Key(f.integer, 1, "scenario and tie-break seed"),
+    "days": Key(lambda v, p: f.integer(v, p, lo=1, hi=MAX_DAYS), 28, "simulated days"),
+    "scale": Key(
+        lambda v, p: f.number(v, p, lo=0.0, hi=MAX_SCALE, lo_open=True), 1.0, "pool size factor"
+    ),
+    "seed": Key(f.seed, 1, "scenario and tie-break seed"),
     "speed": Key(f.speed, "max", "simulated seconds per wall second, or max"),
 }
 CONDOR_KEYS = {
@@ -81,7 +87,9 @@ CONDOR_KEYS = {
     "event_log": Key(_path, None, "a job event log to follow as well"),
     "journal": Key(f.boolean, True, "journal observations in the state directory (trace export)"),
     "active_idle_s": Key(
-        lambda v, p: f.duration(v, p, lo=0.0), 900, "keyboard idle below which the owner is present"
+        lambda v, p: f.duration(v, p, lo=0.0, hi=f.DAY_S),
+        900,
+        "keyboard idle below which the owner is present",
     ),
     "watts": Key(_watts, {"active": 57, "idle": 40, "sleep": 2}, "W of untyped machines"),
     "types": Key(_types, {}, "W per AdvisorMachineType"),
@@ -108,7 +116,9 @@ def check_pool(raw: Any, path: str = "pool") -> dict[str, Any]:
         if key not in keys:
             allowed = ", ".join(["kind", *keys])
             raise f.fail(
-                f"{path}.{key}", f"unknown key for kind {kind_name}; allowed: {allowed}", key
+                f"{path}.{f.key_name(key)}",
+                f"unknown key for kind {kind_name}; allowed: {allowed}",
+                key,
             )
         settings[key] = keys[key].check(value, f"{path}.{key}")
     for key, spec in keys.items():

@@ -5,6 +5,7 @@ Both drivers use it: the live scheduler (``schedule.py``) and the digital twin (
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -12,12 +13,14 @@ from typing import Any
 
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
+from advisor.daemon.config_file import one_line
 from advisor.daemon.explain import explain_machine
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.host import PolicyHost
-from advisor.daemon.http_endpoint import AdviceServer, Endpoint
+from advisor.daemon.http_endpoint import Endpoint
+from advisor.daemon.http_server import AdviceServer
 from advisor.daemon.metrics import DaemonMetrics
-from advisor.daemon.state_store import StateStore
+from advisor.daemon.state_store import UNUSABLE, StateStore
 from advisor.ports import AdviceSink, PoolSource
 from plugins.policy import MachineInfo, Oracle, Policy, PolicyContext
 from plugins.registry import policy_class
@@ -62,6 +65,7 @@ class Daemon:
             self.metrics,
             config.publish["advice_lifetime"],
             config.publish["dry_run"],
+            config.publish["stale_after"],
         )
         if machines is not None:
             self.host.machines = machines
@@ -71,23 +75,79 @@ class Daemon:
 
     # -- state -------------------------------------------------------------------------------
     def resume(self) -> dict[str, Any] | None:
-        """Load the newest valid snapshot into the host; None when there is none."""
-        loaded = self.store.load_newest()
-        if loaded is None:
+        """Load the newest snapshot that restores into the host; None when there is none.
+
+        At start: temporary files a crash left are removed; snapshots that are corrupt, or that
+        the policy or source cannot restore (a bad structure under a valid checksum), are moved
+        to ``unusable/`` and the next older one is tried, the host reset to how it was built
+        between tries. A snapshot of another policy or pool stops the start (ConfigError): it
+        is valid, and the configuration, not the snapshot, may be what is wrong."""
+        self.store.remove_orphans()
+        fresh: dict[str, Any] = {}
+        unusable = 0
+        for loaded in self.store.candidates(set_aside=True):
+            fresh = fresh or self._fresh_state()
+            try:
+                self.host.restore(loaded.state)
+            except ValueError as exc:
+                if not str(exc).startswith("snapshot is of"):
+                    unusable += self._unrestorable(loaded.path, exc, fresh)
+                    continue
+                raise ConfigError(f"{loaded.path}: {exc}") from None
+            except Exception as exc:  # KeyError, TypeError, ... from a state of the wrong shape
+                unusable += self._unrestorable(loaded.path, exc, fresh)
+                continue
+            self.metrics.last_snapshot = loaded.saved_at
+            log.info(
+                "resumed from %s (saved at %.0f, %d events learned)",
+                loaded.path.name,
+                loaded.saved_at,
+                self.host.events_seen,
+            )
+            return loaded.state
+        unusable += len(self.store.skipped)
+        if unusable:
+            log.warning(
+                "no usable snapshot in %s (%d moved to %s/): starting fresh, learning starts over",
+                self.store.directory,
+                unusable,
+                UNUSABLE,
+            )
+        else:
             log.info("no snapshot in %s: starting fresh", self.store.directory)
-            return None
+        return None
+
+    def _fresh_state(self) -> dict[str, Any]:
+        """What ``resume`` resets the host to after a failed restore (as JSON gives it back)."""
+        host = self.host
+        return {
+            "machines": set(host.machines),
+            "policy": json.loads(json.dumps(host.policy.state_dict())),
+            "cursor": json.loads(json.dumps(host.source.cursor(), sort_keys=True)),
+            "counters": (host.events_seen, host.cycles),
+        }
+
+    def _unrestorable(self, path: Path, exc: Exception, fresh: dict[str, Any]) -> int:
+        """Set a snapshot that failed to restore aside and undo what it changed; 1."""
+        reason = one_line(f"cannot be restored ({type(exc).__name__}: {exc})")
+        log.warning("skipping snapshot %s: %s", path, reason)
+        self.store.set_aside(path, reason)
+        host = self.host
         try:
-            self.host.restore(loaded.state)
-        except ValueError as exc:
-            raise ConfigError(f"{loaded.path}: {exc}") from None
-        self.metrics.last_snapshot = loaded.saved_at
-        log.info(
-            "resumed from %s (saved at %.0f, %d events learned)",
-            loaded.path.name,
-            loaded.saved_at,
-            self.host.events_seen,
-        )
-        return loaded.state
+            with host.lock:
+                for name in [m for m in host.machines if m not in fresh["machines"]]:
+                    del host.machines[name]
+                host.policy.load_state(json.loads(json.dumps(fresh["policy"])))
+                cursor = json.loads(json.dumps(host.source.cursor(), sort_keys=True))
+                if cursor != fresh["cursor"]:
+                    host.source.restore(json.loads(json.dumps(fresh["cursor"])))
+                host.events_seen, host.cycles = fresh["counters"]
+        except Exception as undo:
+            raise ConfigError(
+                f"{path}: {reason}, and the policy could not be reset ({undo!r}); it was moved to "
+                f"{UNUSABLE}/, start again"
+            ) from None
+        return 1
 
     def snapshot(self, now: float) -> Path:
         state = self.host.snapshot()
@@ -119,16 +179,22 @@ class Daemon:
 
     def health(self) -> dict[str, Any]:
         now = self.clock()
-        last = self.metrics.last_observation
+        last = self.host.confirmed_at
+        status = "ok" if self.host.healthy else "pool unreachable"
+        if self.host.stale(now):
+            status = "stale: no confirmed view of the pool, advice not renewed"
         return {
-            "status": "ok" if self.host.healthy else "pool unreachable",
+            "status": status,
             "now": now,
             "policy": self.host.policy.label,
             "pool": self.config.pool["kind"],
+            "machines": len(self.host.machines),
             "events": self.host.events_seen,
             "cycles": self.host.cycles,
             "seconds_since_observation": None if last is None else now - last,
             "advice_lifetime_s": self.host.lifetime_s,
+            "stale_after_s": self.host.stale_after_s,
+            "advice_renewed": not self.host.stale(now),
             "dry_run": self.host.dry_run,
             "reloads": self.reloads,
         }
@@ -149,8 +215,14 @@ class Daemon:
             policy = None
             if new.policy != self.config.policy:
                 policy = make_policy(new, self.host.machines, oracle)
-        except (ConfigError, ValueError) as exc:
-            log.error("reload of %s refused, keeping the running configuration: %s", path, exc)
+        except Exception as exc:  # whatever the file holds, the daemon keeps running
+            why = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
+            log.error(
+                "reload of %s refused, keeping the running configuration: %s",
+                path,
+                one_line(why),
+            )
+            log.debug("reload of %s failed", path, exc_info=not isinstance(exc, ConfigError))
             return False
         for section in ("pool", "state"):
             if getattr(new, section) != getattr(self.config, section):
@@ -159,10 +231,21 @@ class Daemon:
             log.warning("%s: a new publish.listen address needs a restart", path)
         with self.host.lock:
             if policy is not None:
-                self.host.swap_policy(policy)
+                try:
+                    self.host.swap_policy(policy)  # the running policy stays if this fails
+                except Exception as exc:
+                    log.error(
+                        "reload of %s refused, keeping the running configuration: policy %s "
+                        "cannot take the learned state (%s)",
+                        path,
+                        policy.label,
+                        one_line(f"{type(exc).__name__}: {exc}"),
+                    )
+                    return False
                 self.board.policy_label = policy.label
             self.host.lifetime_s = new.publish["advice_lifetime"]
             self.host.dry_run = new.publish["dry_run"]
+            self.host.stale_after_s = new.publish["stale_after"]
         if new.logging["level"] is not None:
             logging.getLogger().setLevel(new.logging["level"])
         self.config = new

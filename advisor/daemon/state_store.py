@@ -1,18 +1,24 @@
 """Snapshots of what the daemon learned: atomic, versioned, checksummed JSON, the last few kept.
 
 A snapshot is written to a temporary file, fsync'ed, renamed over its final name and the directory
-fsync'ed, so a crash leaves either the old set or the new one, never half a file. Files are created
-0600 in a 0700 directory. Only JSON is read back (no pickle), and a snapshot whose checksum, format
-or version does not match is reported and skipped in favour of the next older one.
+fsync'ed, so a crash leaves either the old set or the new one, never half a file; a temporary file
+a crash left behind is removed when the daemon starts again. Files are 0600 in a 0700 directory
+whatever the umask (the daemon tightens a directory of its own it finds more open). Only JSON is
+read back (no pickle), and a snapshot whose checksum, format or version does not match is
+reported and skipped in favour of the next older one; the daemon moves it, and any snapshot its
+policy cannot restore, to ``unusable/`` (kept for inspection, never pruned as if it were old).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
 import re
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +26,11 @@ from typing import Any
 FORMAT = "htcondor-advisor-snapshot"
 VERSION = 1
 NAME = re.compile(r"^snapshot-(\d{8})\.json$")
+TEMPORARY = re.compile(r"^\.snapshot-\d{8}\.json\.(\d+)\.tmp$")
+UNUSABLE = "unusable"
+"""Where snapshots that cannot be loaded are moved (inside the state directory)."""
+OWN_ENTRIES = re.compile(r"^(snapshot-\d{8}\.json|\.snapshot-.*\.tmp|condor-journal|unusable)$")
+"""What the daemon keeps in its state directory; a directory holding only these is its own."""
 
 log = logging.getLogger("htcondor_advisor.state")
 
@@ -37,11 +48,51 @@ def _digest(state: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def private_directory(directory: Path, tighten: bool = False) -> None:
+    """Make ``directory`` (and missing parents, as ``mkdir -p``) 0700 whatever the umask.
+
+    With ``tighten`` (the daemon at start), an existing directory more open than that is made
+    0700 when it is this user's and holds only the daemon's files; a shared one (``/tmp``,
+    ``/var/lib``) is left alone with a warning, the snapshots in it being 0600 all the same.
+    OSError when it cannot be made or is no directory.
+    """
+    try:
+        directory.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        if not directory.is_dir():
+            why = "exists and is not a directory"
+            raise NotADirectoryError(errno.ENOTDIR, why, str(directory)) from None
+    else:
+        os.chmod(directory, 0o700)  # whatever the umask took away or left
+        return
+    if not tighten:
+        return
+    info = directory.stat()
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & 0o077:
+        return
+    ours = info.st_uid == os.geteuid() and not mode & stat.S_ISVTX
+    if ours and all(OWN_ENTRIES.match(entry.name) for entry in directory.iterdir()):
+        os.chmod(directory, 0o700)
+        log.warning(
+            "%s was mode %04o; tightened to 0700 (learned state is private)",
+            directory,
+            mode,
+        )
+    else:
+        log.warning(
+            "%s is mode %04o and not only the advisor's: left as it is; snapshots stay 0600, but "
+            "others can see and delete them; give state.directory a directory of its own",
+            directory,
+            mode,
+        )
+
+
 class StateStore:
     def __init__(self, directory: Path, keep: int = 5) -> None:
         self.directory = directory
         self.keep = keep
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_directory(directory)
         self.skipped: list[str] = []
         self.last_saved_at: float | None = None
 
@@ -70,6 +121,7 @@ class StateStore:
         tmp = self.directory / f".{final.name}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
+            os.fchmod(fd, 0o600)  # the umask may have taken more
             os.write(fd, data)
             os.fsync(fd)
         finally:
@@ -88,28 +140,64 @@ class StateStore:
         finally:
             os.close(fd)
 
-    def load_newest(self) -> Loaded | None:
-        """The newest snapshot that reads back intact; broken ones are logged and skipped."""
-        skipped: list[str] = []
+    def remove_orphans(self) -> list[str]:
+        """Delete temporary files a crash left between write and rename (call at start, when no
+        snapshot of this process is being written); their names."""
+        removed = []
+        for path in self.directory.iterdir():
+            match = TEMPORARY.match(path.name)
+            if match and int(match.group(1)) != os.getpid():
+                path.unlink(missing_ok=True)
+                removed.append(path.name)
+        if removed:
+            log.info("removed %d temporary file(s) left by a crash: %s", len(removed), removed)
+        return removed
+
+    def candidates(self, set_aside: bool = False) -> Iterator[Loaded]:
+        """Snapshots that read back intact, newest first; broken ones are logged, listed in
+        ``skipped`` and, with ``set_aside`` (the daemon at start), moved to ``unusable/``."""
+        self.skipped = []
         for _, path in self.snapshots():
             try:
                 payload = read_snapshot(path)
-            except ValueError as exc:
-                log.warning("skipping corrupt snapshot %s: %s", path, exc)
-                skipped.append(f"{path.name}: {exc}")
+                saved_at = float(payload["saved_at"])
+            except (ValueError, TypeError, KeyError) as exc:
+                reason = str(exc) if isinstance(exc, ValueError) else "no saved_at time"
+                log.warning("skipping corrupt snapshot %s: %s", path, reason)
+                self.skipped.append(f"{path.name}: {reason}")
+                if set_aside:
+                    self.set_aside(path, reason)
                 continue
-            self.skipped = skipped
-            self.last_saved_at = float(payload["saved_at"])
-            return Loaded(payload["state"], path, self.last_saved_at, skipped)
-        self.skipped = skipped
-        return None
+            self.last_saved_at = saved_at
+            yield Loaded(payload["state"], path, saved_at, list(self.skipped))
+
+    def load_newest(self) -> Loaded | None:
+        """The newest snapshot that reads back intact; broken ones are logged and skipped."""
+        return next(self.candidates(), None)
+
+    def set_aside(self, path: Path, reason: str) -> Path | None:
+        """Move a snapshot that cannot be used to ``unusable/`` (None if that fails too)."""
+        aside = self.directory / UNUSABLE
+        try:
+            aside.mkdir(mode=0o700, exist_ok=True)
+            target = aside / path.name
+            n = 1
+            while target.exists():
+                n += 1
+                target = aside / f"{path.stem}.{n}{path.suffix}"
+            os.replace(path, target)
+        except OSError as exc:
+            log.error("could not move unusable snapshot %s aside (%s): %s", path, exc, reason)
+            return None
+        log.warning("moved unusable snapshot %s to %s: %s", path.name, target, reason)
+        return target
 
 
 def read_snapshot(path: Path) -> dict[str, Any]:
     """A snapshot's payload, or ValueError saying what is wrong with it."""
     try:
         payload = json.loads(path.read_bytes())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"unreadable ({exc})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError("not an htcondor-advisor snapshot")

@@ -91,6 +91,14 @@ class FreeMachines:
         self._times.append(now)
         self._values.append(oldest)
 
+    def add_groups(self, count: int) -> None:
+        """``count`` more groups, none with a free machine yet (new actions of a growing pool)."""
+        if count <= 0:
+            return
+        self.members.extend(set() for _ in range(count))
+        self._occupied = self._occupied + bytearray(count)  # a new buffer: the old one is viewed
+        self.occupied = np.frombuffer(self._occupied, dtype=np.bool_)
+
     def positions(self, only_free: bool, as_list: bool) -> np.ndarray | list[int]:
         """The groups a decision chooses among, in order: those with a free machine
         (``only_free``) or all; a list for a few groups (decided on in plain Python)."""

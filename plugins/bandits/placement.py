@@ -21,12 +21,13 @@ from operator import attrgetter
 from typing import Any, ClassVar
 
 from plugins.advice import Advice, MachineAdvice
+from plugins.bandits.actions import ActionMap
 from plugins.bandits.agent import BanditAgent, Positions
 from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
 from plugins.bandits.options import BANDIT_OPTIONS
-from plugins.bandits.rewards import energy_scale, placement_reward, queue_reward
+from plugins.bandits.rewards import placement_reward, queue_reward
 from plugins.bandits.rows import ActionRows
 from plugins.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
 from plugins.events import (
@@ -40,7 +41,7 @@ from plugins.events import (
     OwnerSessionStarted,
     PowerState,
 )
-from plugins.policy import Policy, PolicyContext, PoolView
+from plugins.policy import MachineInfo, Policy, PolicyContext, PoolView
 
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 INF = float("inf")
@@ -78,19 +79,13 @@ class PlacementBandit(Policy):
             opts["initial_epsilon"],
             opts["diverge"],
         )
-        machines = context.machines
-        self.action_of = {name: self._action(name) for name in machines}
-        self.actions = sorted(set(self.action_of.values()))
-        self.agent.index_actions(self.actions)
-        position = {action: i for i, action in enumerate(self.actions)}
-        place_of = {name: position[action] for name, action in self.action_of.items()}
-        watts = [m.active_watts for m in machines.values()]
-        best, worst = min(watts, default=0.0), max(watts, default=0.0)
-        self.energy = {n: energy_scale(m.active_watts, best, worst) for n, m in machines.items()}
-        self.free = FreeMachines(place_of.__getitem__, len(self.actions))
-        self.few = len(self.actions) <= FEW_ACTIONS  # decided on Python lists (decision.py)
+        self.inventory = ActionMap(self.LEVEL)
+        self.action_of = self.inventory.of
+        self.actions = self.inventory.actions
+        self.free = FreeMachines(self.inventory.place_of.__getitem__, 0)
+        self.few = True
         self.jobs = JobMemory()
-        self.rows = ActionRows(self.actions)
+        self.rows = ActionRows(())
         self.hour: Callable[[float], int] = hour_of_week if self.WEEK else hour_of_day
         """The clock of the states (hour, k): a state is ``(self.hour(t), k)``."""
         self.slot = -1
@@ -100,13 +95,16 @@ class PlacementBandit(Policy):
         self._handlers: dict[type, Callable[[Any], None]] = {
             kind: getattr(self, method) for kind, method in self.HANDLERS.items()
         }
+        self.machines_joined(list(context.machines.values()))
 
-    def _action(self, machine: str) -> str:
-        if self.LEVEL == "computer":
-            return machine
-        if self.LEVEL == "cluster":
-            return self.context.machines[machine].cluster
-        return "run"
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:
+        added = self.inventory.join(machines)
+        if added is None:
+            return
+        self.agent.index_actions(self.actions)
+        self.free.add_groups(len(added))
+        self.rows.add_actions(added)
+        self.few = len(self.actions) <= FEW_ACTIONS  # decided on Python lists (decision.py)
 
     # -- learning ----------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
@@ -139,7 +137,9 @@ class PlacementBandit(Policy):
         requeued = event.outcome in REQUEUED
         placed = self.jobs.end(event.job_id, duration, requeued)
         if placed is not None:  # eq. 4, a job sent to a machine
-            reward = placement_reward(event.outcome, self.energy[event.machine], self.sigma)
+            reward = placement_reward(
+                event.outcome, self.inventory.energy[event.machine], self.sigma
+            )
             self.agent.reward(placed[0], placed[1], reward)
         if requeued:
             return

@@ -37,6 +37,13 @@ class ActionRows:
         """The actions whose row was stated in full (later rounds state it by class)."""
         self._explored: dict[tuple[float, ...], MachineAdvice] = {}
 
+    def add_actions(self, actions: Sequence[str]) -> None:
+        """Rows for new actions, from the decisions already known (a restored column may name
+        an action before its machines are seen again)."""
+        for action in actions:
+            self.actions.append(action)
+            self.rows[action] = [col.get(action, -1.0) for col in self.columns]
+
     def set_column(self, k: int, column: dict[str, float]) -> None:
         """Class k's new ranks by action (ranks are never -1: absent means -1)."""
         last = self.columns[k]

@@ -11,7 +11,7 @@ left is held (line 8: ``predictedIdle > p`` fails for every job). A job that ran
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,7 +33,7 @@ from plugins.idle.history import MachineHistory
 from plugins.idle.models import ModelPair
 from plugins.idle.options import IDLE_OPTIONS
 from plugins.idle.training import IdleTrainer
-from plugins.policy import Policy, PolicyContext, PoolView
+from plugins.policy import MachineInfo, Policy, PolicyContext, PoolView
 
 EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 
@@ -56,6 +56,12 @@ class IdlePolicy(Policy):
         self.longest: dict[str, float] = {}
         self.pending: set[str] = set()
         self._down: set[str] = set()
+
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:
+        new = [m.name for m in machines if m.name not in self.histories]
+        if new:
+            self.histories.update((name, MachineHistory()) for name in new)
+            self.trainer.index_machines()
 
     # -- learning ----------------------------------------------------------------------------
     def observe(self, event: Event) -> None:

@@ -50,27 +50,38 @@ class IdleTrainer:
             options["max_samples"], options["trees"], options["max_depth"], options["mlp_epochs"]
         )
         self.calendar = Calendar.of(context.terms)
-        names = list(context.machines)
-        self.index = {name: i for i, name in enumerate(names)}
-        clusters = sorted({info.cluster for info in context.machines.values()})
-        cluster_code = _scaled_codes(clusters)
+        self.group = options["group"]
+        self.index: dict[str, int] = {}
         self.codes: dict[str, tuple[float, float]] = {}
-        for cluster in clusters:
-            members = [n for n in names if context.machines[n].cluster == cluster]
-            for name, code in _scaled_codes(members).items():
-                self.codes[name] = (cluster_code[cluster], code)
-        group = options["group"]
-        self.group_of = {
-            n: n if group == "machine" else (info.cluster if group == "cluster" else "pool")
-            for n, info in context.machines.items()
-        }
+        self.group_of: dict[str, str] = {}
         self.members: dict[str, list[str]] = {}
-        for name, key in self.group_of.items():
-            self.members.setdefault(key, []).append(name)
+        self.index_machines()
         self.trained_until: float | None = None
         self.scores: dict[str, list[tuple[float, float]]] = {}
         self.accuracy: list[dict[str, float | str]] = []
         self.log: list[dict[str, float]] = []
+
+    def index_machines(self) -> None:
+        """Codes and groups of every machine in ``context.machines`` (again when machines join
+        a live pool: the scaled codes of sec. V-A3 move, the next retraining fits on them)."""
+        machines = self.context.machines
+        names = list(machines)
+        self.index = {name: i for i, name in enumerate(names)}
+        clusters = sorted({info.cluster for info in machines.values()})
+        cluster_code = _scaled_codes(clusters)
+        self.codes = {}
+        for cluster in clusters:
+            members = [n for n in names if machines[n].cluster == cluster]
+            for name, code in _scaled_codes(members).items():
+                self.codes[name] = (cluster_code[cluster], code)
+        group = self.group
+        self.group_of = {
+            n: n if group == "machine" else (info.cluster if group == "cluster" else "pool")
+            for n, info in machines.items()
+        }
+        self.members = {}
+        for name, key in self.group_of.items():
+            self.members.setdefault(key, []).append(name)
 
     def samples(
         self, key: str, until: float, since: float = -np.inf, salt: int = 0

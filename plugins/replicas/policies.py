@@ -7,7 +7,7 @@ job's turnaround against its QoS bound, and the wasted energy or the contenders 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -24,7 +24,7 @@ from plugins.events import (
     JobQueued,
     JobRemoved,
 )
-from plugins.policy import Option, Policy, PolicyContext, PoolView
+from plugins.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.replicas.qos import (
     HOUR,
     contender_penalty,
@@ -114,12 +114,17 @@ class ReplicaBandit(Policy):
         o = self.options
         self.agent = BanditAgent(o["history"], o["epsilon"], untried_zero=True)
         self.actions = list(range(1, o["max_replicas"] + 1))
-        machines = context.machines.values()
-        self.mean_watts = sum(m.active_watts for m in machines) / max(len(machines), 1)
+        self.mean_watts = 0.0
+        self.machines_joined(list(context.machines.values()))
         self.families: dict[str, Family] = {}
         self.judge: list[str] = []
         self.running = 0
         self.user_hours: dict[str, int] = {}
+
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:
+        """The mean active draw the wasted-energy penalty prices a replica at, over all known."""
+        inventory = self.context.machines.values()
+        self.mean_watts = sum(m.active_watts for m in inventory) / max(len(inventory), 1)
 
     def _state(self, t: float, user: str) -> Hashable:
         load = min(9, int(10 * self.running / max(len(self.context.machines), 1)))

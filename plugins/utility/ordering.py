@@ -9,14 +9,14 @@ per-group priority-factor advice towards the configured shares (eq. 4).
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from plugins.advice import Advice, GroupAdvice, JobAdvice
 from plugins.events import AttemptEnded, AttemptStarted, Event, JobQueued
-from plugins.policy import Option, Policy, PolicyContext, PoolView
+from plugins.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.utility.functions import MINUTE, check_shares, parse_shares, time_utility
 from plugins.utility.queue_model import QueueModel
 
@@ -55,6 +55,10 @@ class UtilityOrderingPolicy(Policy):
             sorted(self.shares), len(context.machines), self.options["default_runtime_s"]
         )
         self._published: set[str] = set()
+
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:
+        """Idle processors (a state variable of paper 002) count every machine known."""
+        self.model.processors = len(self.context.machines)
 
     def observe(self, event: Event) -> None:
         started = isinstance(event, AttemptStarted) and event.job_id in self.model.waiting

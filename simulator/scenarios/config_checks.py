@@ -7,6 +7,7 @@ the YAML is the only one who can fix a value, so each message says where it is a
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,16 +40,30 @@ def mapping(raw: Any, path: str, required: tuple[str, ...], optional: tuple[str,
 def number(
     raw: Any, path: str, lo: float = 0.0, hi: float = float("inf"), lo_open: bool = False
 ) -> float:
-    ok = isinstance(raw, int | float) and not isinstance(raw, bool)
+    ok = isinstance(raw, int | float) and not isinstance(raw, bool) and _finite(raw)
     if not ok or not (lo < raw if lo_open else lo <= raw) or raw > hi:
         bound = f"{'>' if lo_open else '>='} {lo}" + (f" and <= {hi}" if hi != float("inf") else "")
         raise fail(path, f"must be a number {bound}", raw)
     return float(raw)
 
 
-def integer(raw: Any, path: str, lo: int = 0) -> int:
-    if not isinstance(raw, int) or isinstance(raw, bool) or raw < lo:
-        raise fail(path, f"must be an integer >= {lo}", raw)
+def _finite(raw: float) -> bool:
+    """Neither infinite nor NaN, and small enough for a float (``.inf`` is never meant)."""
+    try:
+        return math.isfinite(raw)
+    except OverflowError:
+        return False
+
+
+def integer(raw: Any, path: str, lo: int = 0, hi: int | None = None) -> int:
+    if (
+        not isinstance(raw, int)
+        or isinstance(raw, bool)
+        or raw < lo
+        or (hi is not None and raw > hi)
+    ):
+        bound = f">= {lo}" if hi is None else f"from {lo} to {hi}"
+        raise fail(path, f"must be an integer {bound}", raw)
     return raw
 
 

@@ -1,4 +1,7 @@
-"""The shipped STARTD_CRON hook: passes only Advisor* lines, prints nothing when unreachable."""
+"""The shipped STARTD_CRON hook: prints the daemon's answer whole, nothing when unreachable.
+
+Hostile endpoints (expressions, truncation, redirects, proxies, slow servers): test_hook_hostile.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from conftest import PROJECT_ROOT
 
+from advisor.condor.attributes import advice_attributes, attribute_lines
 from advisor.daemon.board import AdviceBoard
-from advisor.daemon.http_endpoint import AdviceServer, Endpoint
+from advisor.daemon.http_endpoint import Endpoint
+from advisor.daemon.http_server import AdviceServer
 from advisor.daemon.metrics import DaemonMetrics
 from plugins.advice import Advice, MachineAdvice
 
@@ -26,11 +31,12 @@ def run_hook(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_hook_prints_the_daemons_advice_lines() -> None:
+    now = time.time()  # the hook checks AdvisorExpires against this machine's clock
     board = AdviceBoard("ranker/1")
     board.publish(
-        Advice({"pc1.example.org": MachineAdvice(rank=2.5, hold=True, expires=700.0)}), 100
+        Advice({"pc1.example.org": MachineAdvice(rank=2.5, hold=True, expires=now + 600)}), now
     )
-    endpoint = Endpoint(board, DaemonMetrics(lambda: 100.0), lambda: 100.0, dict, lambda m: {})
+    endpoint = Endpoint(board, DaemonMetrics(time.time), time.time, dict, lambda m: {})
     server = AdviceServer(endpoint, "127.0.0.1", 0)
     server.start()
     try:
@@ -39,18 +45,25 @@ def test_hook_prints_the_daemons_advice_lines() -> None:
         assert out.returncode == 0 and out.stderr == ""
         lines = out.stdout.splitlines()
         assert "AdvisorRank = 2.5" in lines and "AdvisorHold = true" in lines
-        assert "AdvisorExpires = 700.0" in lines and 'AdvisorPolicy = "ranker/1"' in lines
+        assert f"AdvisorExpires = {now + 600!r}" in lines and 'AdvisorPolicy = "ranker/1"' in lines
         assert run_hook(url, "unknown.example.org").stdout == ""  # empty 200
     finally:
         server.stop()
 
 
-def test_hook_passes_only_advisor_lines_from_a_hostile_endpoint() -> None:
+def test_hook_prints_nothing_from_an_endpoint_that_sets_other_attributes() -> None:
+    now = time.time()
+    advice = advice_attributes(MachineAdvice(rank=1.0), now, now + 600, "ranker/1")
+    good = attribute_lines(advice).encode()
+    bodies = {"/advice/good": good, "/advice/evil": b"START = true\n" + good}
+
     class Hostile(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            body = bodies[self.path]
             self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(b"START = true\nAdvisorRank = 1.0\nRequirements = false\n")
+            self.wfile.write(body)
 
         def log_message(self, *args: object) -> None:
             return
@@ -59,7 +72,8 @@ def test_hook_passes_only_advisor_lines_from_a_hostile_endpoint() -> None:
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{httpd.server_address[1]}"
-        assert run_hook(url, "evil.example.org").stdout == "AdvisorRank = 1.0\n"
+        assert run_hook(url, "good").stdout == good.decode()
+        assert run_hook(url, "evil").stdout == ""  # all or nothing: START spoils the answer
     finally:
         httpd.shutdown()
 

@@ -107,6 +107,7 @@ class PolicyHost:
         recent = self.recent
         known = self.machines
         kinds: Counter[str] = Counter()
+        learned: Counter[str] = Counter()
         for event in events:
             kind = type(event)
             machine = getattr(event, "machine", None)
@@ -117,7 +118,7 @@ class PolicyHost:
             kinds[kind.__name__] += 1
             if kind in wanted:
                 observe(event)
-                self.metrics.learned.labels(kind.__name__).inc()
+                learned[kind.__name__] += 1
             if machine is not None:
                 ring = recent.get(machine)
                 if ring is None:
@@ -127,6 +128,8 @@ class PolicyHost:
                 self.metrics.rewards.labels(event.outcome.value).inc()  # type: ignore[union-attr]
         for name, count in kinds.items():
             self.metrics.events.labels(name).inc(count)
+        for name, count in learned.items():  # once per kind, not per event (the twin's millions)
+            self.metrics.learned.labels(name).inc(count)
         self.events_seen += len(events)
 
     def publish(self, now: float) -> Advice:

@@ -28,19 +28,28 @@ from plugins.policy import MachineInfo, PoolView
 Inventory = Callable[[str, Sequence[SlotAd]], MachineInfo]
 
 
+EPOCH_REREAD_S = 120.0
+"""How far behind the newest epoch ad each poll reads again. Concurrent shadows append epoch
+ads out of ``EpochWriteDate`` order (each stamps its time, then waits for the file), so an ad
+may land after one written later; ads inside the window are told apart by identity."""
+
+
 @dataclass
 class ScheddReader:
-    """One schedd: epochs since ``cursor`` (write time, ids seen at that time) and its queue."""
+    """One schedd: epochs since ``cursor`` (newest write time, ids seen within the re-read
+    window) and its queue."""
 
     name: str
     connect: Callable[[], Any]
     backoff: Backoff
     cursor_time: float = 0.0
-    cursor_ids: set[str] = field(default_factory=set)
+    seen: dict[str, float] = field(default_factory=dict)
+    """Identity -> write time of every epoch ad read within ``EPOCH_REREAD_S`` of the cursor."""
     queue: QueueTracker = field(default_factory=QueueTracker)
 
     def epochs(self, now: float) -> list[Mapping[str, Any]] | None:
-        since = f"EpochWriteDate < {int(self.cursor_time)}" if self.cursor_time else None
+        horizon = self.cursor_time - EPOCH_REREAD_S
+        since = f"EpochWriteDate < {int(horizon)}" if self.cursor_time else None
         ads = self.backoff.call(
             lambda: self.connect().jobEpochHistory(projection=list(EPOCH_PROJECTION), since=since),
             now,
@@ -48,14 +57,12 @@ class ScheddReader:
         if ads is None:
             return None
         keyed = sorted((k, ad) for ad in ads if (k := epoch_key(ad)) is not None)
-        fresh = [
-            ad for (t, ident), ad in keyed if t > self.cursor_time or ident not in self.cursor_ids
-        ]
+        fresh = [ad for (t, ident), ad in keyed if ident not in self.seen]
+        self.seen.update((ident, t) for (t, ident), _ in keyed)
         if keyed:
-            last = keyed[-1][0][0]
-            if last > self.cursor_time:
-                self.cursor_time, self.cursor_ids = last, set()
-            self.cursor_ids |= {ident for (t, ident), _ in keyed if t == self.cursor_time}
+            self.cursor_time = max(self.cursor_time, keyed[-1][0][0])
+        horizon = self.cursor_time - EPOCH_REREAD_S
+        self.seen = {ident: t for ident, t in self.seen.items() if t >= horizon}
         return fresh
 
     def jobs(self, now: float) -> list[Mapping[str, Any]] | None:
@@ -66,13 +73,14 @@ class ScheddReader:
     def state(self) -> dict[str, Any]:
         return {
             "cursor_time": self.cursor_time,
-            "cursor_ids": sorted(self.cursor_ids),
+            "seen": sorted(self.seen.items()),
             "queue": self.queue.state(),
         }
 
     def load(self, state: Mapping[str, Any]) -> None:
         self.cursor_time = float(state.get("cursor_time", 0.0))
-        self.cursor_ids = set(state.get("cursor_ids", []))
+        self.seen = {ident: float(t) for ident, t in state.get("seen", [])}
+        self.seen.update((ident, self.cursor_time) for ident in state.get("cursor_ids", []))
         self.queue.load(state.get("queue", {}))
 
 

@@ -21,9 +21,9 @@ from advisor.commands import (
     train_power,
 )
 from advisor.commands import run as run_command
-from advisor.model_store import ModelStoreError
-from plugins.policy import OptionError
-from simulator.scenarios.config_checks import ConfigError
+from advisor.lab.model_store import ModelStoreError
+from plugins.contract.config_checks import ConfigError
+from plugins.contract.policy import OptionError
 from simulator.sources import SourceError
 from simulator.traces import TraceError
 

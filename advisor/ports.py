@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from plugins.advice import Advice
-from plugins.events import Event
-from plugins.policy import MachineInfo, PoolView
+from plugins.contract.advice import Advice
+from plugins.contract.events import Event
+from plugins.contract.policy import MachineInfo, PoolView
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from plugins.advice import Advice, JobAdvice, MachineAdvice
-from plugins.policy import Policy, PoolView
+from plugins.contract.advice import Advice, JobAdvice, MachineAdvice
+from plugins.contract.policy import Policy, PoolView
 
 
 class RandomPolicy(Policy):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simulator.scenarios.campus import generate_campus, load_campus_config
+from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.trace_model import DAY, Jobs, OwnerSessions, Trace
 from simulator.traces import (
     fta_unavailability,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from plugins.clock import DAY, EPOCH_WEEKDAY
+from plugins.contract.clock import DAY, EPOCH_WEEKDAY
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 

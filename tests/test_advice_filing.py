@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from tracekit import H, inventory, trace
 
-from plugins.advice import (
+from plugins.contract.advice import (
     NEUTRAL_MACHINE_ADVICE,
     PRIOR_HOURS_CLASSES,
     Advice,
@@ -16,14 +16,14 @@ from plugins.advice import (
     PowerAdvice,
     with_ranks,
 )
-from plugins.policy import Policy, PolicyContext, PoolView
-from simulator import advice_groups
-from simulator.advice_cache import AdviceCache, is_neutral
-from simulator.advice_groups import AdviceGroups
+from plugins.contract.policy import Policy, PolicyContext, PoolView
+from simulator.campus import advice_groups
+from simulator.campus.advice_cache import AdviceCache, is_neutral
+from simulator.campus.advice_groups import AdviceGroups
+from simulator.campus.job_book import DONE
+from simulator.campus.named_advice import apply_names
+from simulator.campus.replay import machine_infos, replay
 from simulator.indexed_set import IndexedSet
-from simulator.job_book import DONE
-from simulator.named_advice import apply_names
-from simulator.replay import machine_infos, replay
 from simulator.trace_model import OpeningHours
 
 

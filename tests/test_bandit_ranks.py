@@ -11,18 +11,18 @@ import pytest
 from tracekit import MONDAY, H, inventory, trace
 
 from advisor.daemon.followers import Followers
-from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
 from plugins.bandits.agent import BanditAgent
 from plugins.bandits.decision import draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.history import HistorySpec
 from plugins.bandits.placement import QUEUE, ComputerBandit
-from plugins.policy import MachineView, PolicyContext, PoolView
-from simulator.advice_cache import AdviceCache
-from simulator.advice_groups import FEW_GROUPS, AdviceGroups
+from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.contract.policy import MachineView, PolicyContext, PoolView
+from simulator.campus.advice_cache import AdviceCache
+from simulator.campus.advice_groups import FEW_GROUPS, AdviceGroups
+from simulator.campus.named_advice import apply_names
+from simulator.campus.replay import machine_infos
 from simulator.indexed_set import IndexedSet
-from simulator.named_advice import apply_names
-from simulator.replay import machine_infos
 
 TEN = MONDAY + 10 * H
 ESTIMATES = {"pc0": 0.9, "pc1": 0.5, "pc2": 0.5, "pc3": 0.2, "pc4": -0.5}

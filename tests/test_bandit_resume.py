@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from plugins.advice import Advice
-from plugins.events import Event
-from plugins.policy import Policy, PoolView
-from simulator.campus_pool import PoolRules
-from simulator.replay import build_policy, build_world
-from simulator.scenarios.campus import generate_campus, load_campus_config
+from plugins.contract.advice import Advice
+from plugins.contract.events import Event
+from plugins.contract.policy import Policy, PoolView
+from simulator.campus.pool import PoolRules
+from simulator.campus.replay import build_policy, build_world
+from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.trace_model import Trace
 
 

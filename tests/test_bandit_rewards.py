@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from tracekit import MONDAY, OFFICE, H, trace
 
-from plugins.advice import PRIOR_HOURS_CLASSES
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.placement import QUEUE, ClusterBandit
-from plugins.clock import hour_of_day
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
-from plugins.policy import MachineView, PolicyContext, PoolView
-from simulator.replay import machine_infos, replay
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.contract.clock import hour_of_day
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
+from plugins.contract.policy import MachineView, PolicyContext, PoolView
+from simulator.campus.replay import machine_infos, replay
 from simulator.trace_model import Cluster, Inventory, MachineSpec
 
 SIGMA = 0.5

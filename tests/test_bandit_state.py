@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from plugins.advice import PRIOR_HOURS_CLASSES
-from plugins.policy import MachineView, OptionError, PoolView, parse_options
-from plugins.registry import policy_class
-from simulator.replay import build_policy, replay
-from simulator.scenarios.campus import generate_campus, load_campus_config
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.contract.policy import MachineView, OptionError, PoolView, parse_options
+from plugins.contract.registry import policy_class
+from simulator.campus.replay import build_policy, replay
+from simulator.campus.scenario import generate_campus, load_campus_config
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +56,9 @@ def test_options_from_the_command_line_are_checked() -> None:
 def test_a_bandit_replay_is_the_same_in_every_process() -> None:
     """Python salts str hashes per process; no set of names may steer a decision."""
     code = (
-        "from simulator.replay import build_policy, replay\n"
-        "from simulator.scenarios.campus import generate_campus, load_campus_config\n"
-        "from simulator.summary import summarize\n"
+        "from simulator.campus.replay import build_policy, replay\n"
+        "from simulator.campus.scenario import generate_campus, load_campus_config\n"
+        "from simulator.campus.summary import summarize\n"
         "tr = generate_campus(load_campus_config(None), days=30, scale=0.05, seed=2)\n"
         "p = build_policy('bandit-cluster', tr, {'epsilon': '0.3'}, seed=2)\n"
         "s = summarize(replay(tr, p, seed=2))\n"

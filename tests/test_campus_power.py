@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from tracekit import H, inventory, trace
 
-from plugins.policy import PolicyContext
+from plugins.contract.policy import PolicyContext
 from plugins.power.base import PowerPolicy
 from plugins.power.timeout import TimeoutPolicy
 from plugins.power.view import ClusterView, PowerDecision
-from simulator.campus_pool import SLEEP, PoolRules
-from simulator.replay import World, build_world
+from simulator.campus.pool import SLEEP, PoolRules
+from simulator.campus.replay import World, build_world
 from simulator.trace_model import DAY, OpeningHours, Trace
 
 INF = float("inf")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tracekit import MONDAY, OFFICE, H, inventory, run_recorded, trace
 
-from plugins.events import (
+from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from simulator.scenarios.campus import ConfigError, generate_campus, load_campus_config
-from simulator.scenarios.plots import plot_scenario
+from simulator.campus.plots import plot_scenario
+from simulator.campus.scenario import ConfigError, generate_campus, load_campus_config
 from simulator.trace_model import DAY, Trace, weekday
 
 
@@ -181,7 +181,7 @@ def test_scale_shrinks_everything(config, year: Trace) -> None:
 
 
 def _write(tmp_path: Path, edit) -> Path:
-    raw = yaml.safe_load(resources.files("simulator.scenarios").joinpath("campus.yaml").read_text())
+    raw = yaml.safe_load(resources.files("simulator.campus").joinpath("campus.yaml").read_text())
     edit(raw)
     path = tmp_path / "campus.yaml"
     path.write_text(yaml.safe_dump(raw))

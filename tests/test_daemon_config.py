@@ -22,7 +22,7 @@ from advisor.condor.factory import collector_address
 from advisor.daemon.config import check_config, load_config
 from advisor.daemon.config_host import check_host, listen_error
 from advisor.daemon.fields import ConfigError
-from plugins.policy import Policy
+from plugins.contract.policy import Policy
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "advisor.yaml"
 SIM = {"kind": "sim", "days": 2, "scale": 0.05}
@@ -242,7 +242,7 @@ def test_non_finite_huge_and_odd_values_are_refused_with_their_key(raw: dict, me
 
 
 def test_policy_options_are_checked_against_their_type(monkeypatch: pytest.MonkeyPatch) -> None:
-    from plugins.policy import Option
+    from plugins.contract.policy import Option
 
     class Tuned(Policy):
         NAME = "tuned"

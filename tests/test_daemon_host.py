@@ -25,9 +25,9 @@ from advisor.daemon.schedule import run_live
 from advisor.daemon.signals import Control
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import Observation
-from plugins.advice import Advice, MachineAdvice, PowerAdvice
-from plugins.events import AttemptEnded, AttemptOutcome, OwnerSessionStarted
-from plugins.policy import MachineInfo, MachineView, Policy, PolicyContext, PoolView
+from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
+from plugins.contract.events import AttemptEnded, AttemptOutcome, OwnerSessionStarted
+from plugins.contract.policy import MachineInfo, MachineView, Policy, PolicyContext, PoolView
 
 
 class ListPool:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from dedicatedkit import random_workload, workload
 
-from plugins.policy import PolicyContext
+from plugins.contract.policy import PolicyContext
 from plugins.power.timeout import TimeoutPolicy
 from simulator.dedicated.episode import DayEpisode
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from dedicatedkit import workload
 
-from plugins.policy import PolicyContext
+from plugins.contract.policy import PolicyContext
 from plugins.power.timeout import TimeoutPolicy
 from plugins.power.view import PowerDecision
 from simulator.dedicated.cluster import Cluster

@@ -9,15 +9,15 @@ import pickle
 
 import pytest
 
-from plugins.advice import MachineAdvice
-from plugins.events import (
+from plugins.contract.advice import MachineAdvice
+from plugins.contract.events import (
     ALL_EVENT_KINDS,
     AttemptEnded,
     AttemptOutcome,
     JobQueued,
     OwnerSessionStarted,
 )
-from plugins.policy import MachineView
+from plugins.contract.policy import MachineView
 
 
 def test_every_event_kind_builds_like_its_dataclass() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
-from plugins.policy import PolicyContext, PoolView
-from plugins.registry import policy_class
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+from plugins.contract.policy import PolicyContext, PoolView
+from plugins.contract.registry import policy_class
 from plugins.utility.ordering import EdfPolicy, FifoPolicy
 from simulator.grid_queue.lcg import lcg_workload
 from simulator.grid_queue.run import GridSimulation, processors

@@ -27,7 +27,7 @@ from advisor.daemon.board import AdviceBoard
 from advisor.daemon.http_endpoint import Endpoint
 from advisor.daemon.http_server import AdviceServer, connection_cap, raise_fd_limit
 from advisor.daemon.metrics import DaemonMetrics
-from plugins.advice import Advice, MachineAdvice
+from plugins.contract.advice import Advice, MachineAdvice
 
 NOW = 1000.0
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from tracekit import MONDAY, H, inventory, run_recorded, trace
 
+from plugins.contract.policy import PolicyContext
 from plugins.idle.features import (
     FEATURES,
     Calendar,
@@ -17,8 +18,7 @@ from plugins.idle.features import (
 )
 from plugins.idle.history import DAY, MachineHistory, history_from_sessions
 from plugins.idle.policy import IdleAvgPolicy
-from plugins.policy import PolicyContext
-from simulator.replay import machine_infos
+from simulator.campus.replay import machine_infos
 
 # Monday 10-11 and 14-15, Tuesday 02-04 (over the 03:00 reboot, which is postponed), Wednesday 10-11
 SESSIONS = [(10 * H, 0, 11 * H), (14 * H, 0, 15 * H), (DAY + 2 * H, 0, DAY + 4 * H)]

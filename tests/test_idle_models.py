@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from tracekit import MONDAY, H, inventory, trace
 
-from advisor.model_store import ModelStoreError, load_models, save_models
-from plugins.events import AttemptEnded, AttemptOutcome
+from advisor.lab.model_store import ModelStoreError, load_models, save_models
+from plugins.contract.events import AttemptEnded, AttemptOutcome
+from plugins.contract.policy import MachineView, OptionError, PolicyContext, PoolView
 from plugins.idle.ensembles import combine, pick_model
 from plugins.idle.features import BEST_FEATURES, features_now
 from plugins.idle.history import DAY
 from plugins.idle.models import FitTask, ModelPair, TrainingBudget, fit_pair
 from plugins.idle.policy import IdleMaxPolicy, IdleMinPolicy, IdleRFPolicy
-from plugins.policy import MachineView, OptionError, PolicyContext, PoolView
-from simulator.replay import machine_infos
+from simulator.campus.replay import machine_infos
 
 RF = np.array([100.0, 500.0])
 MLP = np.array([300.0, 200.0])

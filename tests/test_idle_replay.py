@@ -8,11 +8,11 @@ import pytest
 from tracekit import MONDAY, Recorder, inventory, trace
 
 from advisor.cli import main
-from advisor.model_store import load_models
+from advisor.lab.model_store import load_models
+from plugins.contract.policy import PolicyContext
 from plugins.idle.policy import IdlePolicy
-from plugins.policy import PolicyContext
-from simulator.month_stats import month_starts
-from simulator.replay import build_policy, machine_infos, replay
+from simulator.campus.month_stats import month_starts
+from simulator.campus.replay import build_policy, machine_infos, replay
 
 
 class RetrainRecorder(Recorder):
@@ -33,7 +33,7 @@ def test_replay_retrains_at_each_month_boundary() -> None:
 
 @pytest.mark.slow
 def test_small_campus_replay_trains_on_the_past_and_advises(tmp_path: Path) -> None:
-    from simulator.scenarios.campus import generate_campus, load_campus_config
+    from simulator.campus.scenario import generate_campus, load_campus_config
 
     tr = generate_campus(load_campus_config(), days=45, scale=0.01, seed=3)
     policy = build_policy("idle-min", tr, {"max_samples": "60", "mlp_epochs": "3"}, seed=3)

@@ -1,6 +1,6 @@
 """run_parallel keeps task order whether it runs in processes or inline."""
 
-from advisor.parallel import run_parallel
+from advisor.lab.parallel import run_parallel
 
 
 def _square_after_wait(n: int) -> int:

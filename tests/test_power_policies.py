@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from dedicatedkit import random_workload, workload
 
-from plugins.advice import PowerAdvice
-from plugins.policy import MachineView, OptionError, PolicyContext, PoolView
+from plugins.contract.advice import PowerAdvice
+from plugins.contract.policy import MachineView, OptionError, PolicyContext, PoolView
+from plugins.contract.registry import available
 from plugins.power.base import PowerPolicy
 from plugins.power.or_oracle import OrOraclePolicy
 from plugins.power.timeout import TimeoutPolicy
 from plugins.power.view import ClusterView
-from plugins.registry import available
 from simulator.dedicated.episode import STEP_S, DayEpisode
 from simulator.dedicated.power import NodeState
 

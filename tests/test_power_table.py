@@ -10,7 +10,7 @@ import pytest
 from dedicatedkit import random_workload
 
 from advisor.cli import main
-from plugins.policy import PolicyContext
+from plugins.contract.policy import PolicyContext
 from plugins.power.or_ppo import OrPpoPolicy
 from simulator.dedicated.episode import DayEpisode
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tracekit import Recorder, run_recorded
 
-from plugins.events import (
+from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     MachinePowerChanged,
@@ -17,12 +17,12 @@ from plugins.events import (
     OwnerSessionStarted,
     PowerState,
 )
-from plugins.policy import PolicyContext
-from simulator.campus_pool import STATE_NAMES, CampusPool
-from simulator.month_stats import month_starts
-from simulator.replay import build_policy, machine_infos, replay
-from simulator.scenarios.campus import generate_campus, load_campus_config
-from simulator.summary import summarize
+from plugins.contract.policy import PolicyContext
+from simulator.campus.month_stats import month_starts
+from simulator.campus.pool import STATE_NAMES, CampusPool
+from simulator.campus.replay import build_policy, machine_infos, replay
+from simulator.campus.scenario import generate_campus, load_campus_config
+from simulator.campus.summary import summarize
 from simulator.trace_model import OwnerSessions
 
 

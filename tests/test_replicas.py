@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from tracekit import H, Recorder, inventory, trace
 
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
-from plugins.policy import PolicyContext
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
+from plugins.contract.policy import PolicyContext
 from plugins.replicas.policies import FixedReplicas
 from plugins.replicas.qos import QosBound, contender_penalty, replica_reward, wasted_penalty
-from simulator.replay import machine_infos, replay
-from simulator.summary import summarize
+from simulator.campus.replay import machine_infos, replay
+from simulator.campus.summary import summarize
 
 WATTS = 57.0
 

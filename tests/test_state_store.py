@@ -18,9 +18,9 @@ from advisor.daemon.fields import ConfigError
 from advisor.daemon.runtime import Daemon
 from advisor.daemon.state_store import StateStore, private_directory, read_snapshot
 from advisor.ports import Observation
-from plugins.advice import Advice
-from plugins.events import OwnerSessionStarted
-from plugins.policy import MachineInfo, Policy, PolicyContext, PoolView
+from plugins.contract.advice import Advice
+from plugins.contract.events import OwnerSessionStarted
+from plugins.contract.policy import MachineInfo, Policy, PolicyContext, PoolView
 
 
 def test_save_is_private_pruned_and_leaves_no_temporaries(tmp_path: Path) -> None:

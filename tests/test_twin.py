@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-import plugins.registry
+import plugins.contract.registry
 from advisor.cli import main
 from advisor.daemon.config import check_config
 from advisor.daemon.signals import Control
-from advisor.daemon.twin_run import TwinOptions, run_twin
-from plugins.advice import Advice, MachineAdvice
-from plugins.events import AttemptEnded, AttemptOutcome
-from plugins.policy import Policy, PoolView
+from advisor.lab.twin_run import TwinOptions, run_twin
+from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.events import AttemptEnded, AttemptOutcome
+from plugins.contract.policy import Policy, PoolView
 
 SCENARIO = ["--days", "3", "--scale", "0.05", "--seed", "3"]
 
@@ -77,9 +77,11 @@ def counter_registered(monkeypatch: pytest.MonkeyPatch) -> None:
         def load() -> type[Policy]:
             return EvictionCounter
 
-    real = plugins.registry.registered
+    real = plugins.contract.registry.registered
     monkeypatch.setattr(
-        plugins.registry, "registered", lambda: {**real(), "eviction-counter": Registered()}
+        plugins.contract.registry,
+        "registered",
+        lambda: {**real(), "eviction-counter": Registered()},
     )
 
 

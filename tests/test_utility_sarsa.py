@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from plugins.policy import OptionError, PolicyContext
+from plugins.contract.policy import OptionError, PolicyContext
 from plugins.utility.sarsa import UtilitySarsaPolicy
 from simulator.grid_queue.run import GridSimulation, processors
 from simulator.grid_queue.synthetic import mmn_workload

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from plugins.advice import Advice
-from plugins.events import ALL_EVENT_KINDS, Event
-from plugins.policy import Policy, PolicyContext, PoolView
-from simulator.replay import ReplayResult, machine_infos, replay
+from plugins.contract.advice import Advice
+from plugins.contract.events import ALL_EVENT_KINDS, Event
+from plugins.contract.policy import Policy, PolicyContext, PoolView
+from simulator.campus.replay import ReplayResult, machine_infos, replay
 from simulator.trace_model import (
     DAY,
     Cluster,

@@ -10,8 +10,8 @@ import numpy as np
 
 from advisor.commands.replay import run_replay
 from advisor.commands.sources_args import add_source_args
+from simulator.campus.negotiator import Negotiator
 from simulator.hot_modules import HOT_MODULES, compiled_count
-from simulator.negotiator import Negotiator
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -15,12 +15,12 @@ import tempfile
 from pathlib import Path
 
 from advisor.commands.sources_args import parse_sets
-from advisor.daemon.bench_cycle import bench_cycles
 from advisor.daemon.config import check_config
-from advisor.daemon.crash_bench import crash_twin, stop_halfway
-from advisor.daemon.idle_connections_bench import hold_idle_connections, print_report
 from advisor.daemon.signals import Control
-from advisor.daemon.twin_run import TwinOptions, run_twin
+from advisor.lab.bench_cycle import bench_cycles
+from advisor.lab.crash_bench import crash_twin, stop_halfway
+from advisor.lab.idle_connections_bench import hold_idle_connections, print_report
+from advisor.lab.twin_run import TwinOptions, run_twin
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 

@@ -1,4 +1,4 @@
-"""``experiment NAME``: the papers' tables and figures, found in ``advisor/experiments``."""
+"""``experiment NAME``: the papers' tables and figures, found in ``advisor/lab/experiments``."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-import advisor.experiments
+import advisor.lab.experiments
 
 
 def experiment_modules() -> list[ModuleType]:
-    """Every module in ``advisor.experiments`` that defines an experiment, sorted by name."""
+    """Every module in ``advisor.lab.experiments`` that defines an experiment, sorted by name."""
     modules = []
-    for info in pkgutil.iter_modules(advisor.experiments.__path__):
-        module = importlib.import_module(f"advisor.experiments.{info.name}")
+    for info in pkgutil.iter_modules(advisor.lab.experiments.__path__):
+        module = importlib.import_module(f"advisor.lab.experiments.{info.name}")
         if hasattr(module, "NAME") and hasattr(module, "run"):
             modules.append(module)
     return sorted(modules, key=lambda m: m.NAME)

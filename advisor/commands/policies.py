@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from plugins.registry import available
+from plugins.contract.registry import available
 
 
 def register(sub: argparse._SubParsersAction) -> None:

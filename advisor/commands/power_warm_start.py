@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor.parallel import run_parallel
+from advisor.lab.parallel import run_parallel
 from plugins.power.ppo import Params, PpoConfig, imitate
 from simulator.dedicated.catalog import load_days
 from simulator.dedicated.rollout import teacher_day

@@ -11,10 +11,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from advisor.commands.sources_args import add_source_args, parse_sets, source_spec
-from advisor.training_map import process_map
-from simulator.replay import ReplayResult, build_policy, replay
+from advisor.lab.training_map import process_map
+from simulator.campus.replay import ReplayResult, build_policy, replay
+from simulator.campus.summary import format_table, summarize, write_outputs
 from simulator.sources import assemble
-from simulator.summary import format_table, summarize, write_outputs
 
 log = logging.getLogger("htcondor_advisor.replay")
 

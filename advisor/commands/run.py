@@ -20,8 +20,8 @@ from advisor.daemon.pools import POOL_KINDS
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.daemon.schedule import run_live
 from advisor.daemon.signals import Control
-from advisor.daemon.twin_run import TwinOptions, run_twin
-from simulator.summary import format_table
+from advisor.lab.twin_run import TwinOptions, run_twin
+from simulator.campus.summary import format_table
 
 log = logging.getLogger("htcondor_advisor.run")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simulator.scenarios.campus import generate_campus, load_campus_config
+from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.traces import write_inventory, write_jobs, write_owner_sessions
 
 
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.scenarios.plots import plot_scenario  # matplotlib: only when plotting
+    from simulator.campus.plots import plot_scenario  # matplotlib: only when plotting
 
     trace = generate_campus(load_campus_config(args.config), args.days, args.scale, args.seed)
     out: Path = args.out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from plugins.policy import OptionError
+from plugins.contract.policy import OptionError
 from simulator.sources import SourceSpec
 
 

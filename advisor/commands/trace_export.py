@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.condor.journal import JOURNAL_DIR, read_events, read_machines
-from plugins.events import (
+from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
@@ -25,7 +25,7 @@ from plugins.events import (
     OwnerSessionEnded,
     OwnerSessionStarted,
 )
-from plugins.policy import MachineInfo
+from plugins.contract.policy import MachineInfo
 from simulator.trace_model import (
     Cluster,
     Inventory,

@@ -1,5 +1,5 @@
 """``train-idle``: fit the idle-time models on a trace's owner history up to a month, and store
-them (``advisor.model_store``) so a daemon or a replay can load them without retraining."""
+them (``advisor.lab.model_store``) so a daemon or a replay can load them without retraining."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from advisor.commands.sources_args import add_source_args, parse_sets, source_spec
-from advisor.model_store import save_models
-from advisor.training_map import process_map
+from advisor.lab.model_store import save_models
+from advisor.lab.training_map import process_map
+from plugins.contract.policy import OptionError
 from plugins.idle.history import history_from_sessions
-from plugins.policy import OptionError
-from simulator.replay import build_policy
+from simulator.campus.replay import build_policy
 from simulator.sources import SourceError, assemble
 from simulator.trace_model import Jobs, Trace
 from simulator.traces import read_inventory, read_owner_sessions

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from advisor.commands.power_curve import plot_curve
 from advisor.commands.power_warm_start import warm_start
-from advisor.parallel import run_parallel
+from advisor.lab.parallel import run_parallel
 from plugins.power.features import HISTORY, OBSERVATION_SIZE
 from plugins.power.ppo import Adam, Params, PpoConfig, init_params, ppo_update
 from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from plugins.advice import MachineAdvice
+from plugins.contract.advice import MachineAdvice
 
 Value = bool | float | str | list[float]
 

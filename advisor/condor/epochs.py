@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
 
 EPOCH_PROJECTION = (
     "ClusterId",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
 
 ENDINGS = {
     "JOB_TERMINATED": AttemptOutcome.COMPLETED,

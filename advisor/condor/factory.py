@@ -26,7 +26,7 @@ from advisor.condor.retry import Backoff
 from advisor.condor.source import CondorPoolSource, Inventory, ScheddReader
 from advisor.condor.startd_ads import STARTD_PROJECTION, SlotAd
 from advisor.ports import AdviceSink, PoolSource
-from plugins.policy import MachineInfo
+from plugins.contract.policy import MachineInfo
 
 NORMAL_WATTS = {"active": 57.0, "idle": 40.0, "sleep": 2.0}
 """DESIGN section 5, type Normal."""

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.condor.epochs import job_id, machine_of, unix_time
-from plugins.advice import PRIOR_HOURS_CLASSES
-from plugins.events import AttemptStarted, Event, JobQueued
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.contract.events import AttemptStarted, Event, JobQueued
 
 QUEUE_PROJECTION = (
     "ClusterId",

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from plugins.events import ALL_EVENT_KINDS, AttemptOutcome, Event, PowerState
-from plugins.policy import MachineInfo
+from plugins.contract.events import ALL_EVENT_KINDS, AttemptOutcome, Event, PowerState
+from plugins.contract.policy import MachineInfo
 
 JOURNAL_DIR = "condor-journal"
 KINDS = {kind.__name__: kind for kind in ALL_EVENT_KINDS}

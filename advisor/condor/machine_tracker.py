@@ -16,9 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.condor.startd_ads import SlotAd
-from plugins.events import Event, MachinePowerChanged, OwnerSessionEnded, OwnerSessionStarted
-from plugins.events import PowerState as P
-from plugins.policy import MachineView
+from plugins.contract.events import (
+    Event,
+    MachinePowerChanged,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+)
+from plugins.contract.events import PowerState as P
+from plugins.contract.policy import MachineView
 
 
 def _owner_evidence(slots: Sequence[SlotAd], active_idle_s: float) -> float | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.condor.attributes import ADVISOR_PREFIX, advice_attributes
-from plugins.advice import Advice
+from plugins.contract.advice import Advice
 
 SlotNames = Callable[[], dict[str, list[str]]]
 

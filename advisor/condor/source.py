@@ -21,9 +21,9 @@ from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.retry import Backoff
 from advisor.condor.startd_ads import SlotAd, group_by_machine
 from advisor.ports import Observation
-from plugins.advice import PRIOR_HOURS_CLASSES
-from plugins.events import AttemptEnded, AttemptStarted, Event, JobQueued
-from plugins.policy import MachineInfo, PoolView
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued
+from plugins.contract.policy import MachineInfo, PoolView
 
 Inventory = Callable[[str, Sequence[SlotAd]], MachineInfo]
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from plugins.events import PowerState
+from plugins.contract.events import PowerState
 
 CLUSTER_ATTR = "AdvisorCluster"
 TYPE_ATTR = "AdvisorMachineType"

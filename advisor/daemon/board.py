@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.condor.attributes import advice_attributes, attribute_lines
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice
 
 
 @dataclass(frozen=True, slots=True)

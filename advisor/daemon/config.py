@@ -17,8 +17,8 @@ from advisor.daemon import fields as f
 from advisor.daemon.config_file import one_line, read_yaml
 from advisor.daemon.config_host import check_host
 from advisor.daemon.pools import POOL_KINDS, REQUIRED, Key, check_pool
-from plugins.policy import Option, OptionError, Policy, parse_options
-from plugins.registry import policy_class
+from plugins.contract.policy import Option, OptionError, Policy, parse_options
+from plugins.contract.registry import policy_class
 
 SECTIONS: dict[str, dict[str, Key]] = {
     "policy": {

@@ -1,5 +1,5 @@
 """Value checks for the daemon's YAML: each failure names the key path, the bad value and what
-is allowed (the scenario checks in ``simulator.scenarios.config_checks`` follow the same rule).
+is allowed (the scenario checks in ``plugins.contract.config_checks`` follow the same rule).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 
-from simulator.scenarios.config_checks import ConfigError, fail, integer, number
+from plugins.contract.config_checks import ConfigError, fail, integer, number
 
 DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*$")
 UNIT_S = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from plugins.advice import Advice, MachineAdvice, with_ranks
+from plugins.contract.advice import Advice, MachineAdvice, with_ranks
 
 
 class Followers:

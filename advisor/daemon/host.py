@@ -22,9 +22,9 @@ from typing import Any
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource
-from plugins.advice import Advice
-from plugins.events import AttemptEnded, Event
-from plugins.policy import MachineInfo, Policy, PoolView
+from plugins.contract.advice import Advice
+from plugins.contract.events import AttemptEnded, Event
+from plugins.contract.policy import MachineInfo, Policy, PoolView
 
 log = logging.getLogger("htcondor_advisor.host")
 EMPTY_VIEW = PoolView(machines=(), idle_jobs_by_prior_hours=())

@@ -22,8 +22,8 @@ from advisor.daemon.http_server import AdviceServer
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.state_store import UNUSABLE, StateStore
 from advisor.ports import AdviceSink, PoolSource
-from plugins.policy import MachineInfo, Oracle, Policy, PolicyContext
-from plugins.registry import policy_class
+from plugins.contract.policy import MachineInfo, Oracle, Policy, PolicyContext
+from plugins.contract.registry import policy_class
 
 log = logging.getLogger("htcondor_advisor.daemon")
 

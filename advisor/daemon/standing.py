@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from advisor.daemon.followers import Followers
-from plugins.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice
 
 INF = float("inf")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from plugins.bandits.rewards import energy_scale
-from plugins.policy import MachineInfo
+from plugins.contract.policy import MachineInfo
 
 
 class ActionMap:

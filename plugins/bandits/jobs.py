@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from plugins.advice import PRIOR_HOURS_CLASSES
 from plugins.bandits.agent import from_json_key, json_key
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
 
 HOUR = 3600.0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plugins.bandits.history import parse_history
-from plugins.policy import Option
+from plugins.contract.policy import Option
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any, ClassVar
 
-from plugins.advice import Advice, MachineAdvice
 from plugins.bandits.actions import ActionMap
 from plugins.bandits.agent import BanditAgent, Positions
 from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
@@ -29,8 +28,9 @@ from plugins.bandits.jobs import JobMemory
 from plugins.bandits.options import BANDIT_OPTIONS
 from plugins.bandits.rewards import placement_reward, queue_reward
 from plugins.bandits.rows import ActionRows
-from plugins.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
-from plugins.events import (
+from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
+from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
@@ -41,7 +41,7 @@ from plugins.events import (
     OwnerSessionStarted,
     PowerState,
 )
-from plugins.policy import MachineInfo, Policy, PolicyContext, PoolView
+from plugins.contract.policy import MachineInfo, Policy, PolicyContext, PoolView
 
 REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 INF = float("inf")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plugins.events import AttemptOutcome
+from plugins.contract.events import AttemptOutcome
 
 
 def energy_scale(watts: float, best_watts: float, worst_watts: float) -> float:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from plugins.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
 
 HOUR = 3600.0
 OFF_RANKS = (-1.0,) * PRIOR_HOURS_CLASSES

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from plugins.contract.policy import Option
 from plugins.idle.features import BEST_FEATURES, FEATURES
-from plugins.policy import Option
 
 GROUPS = ("machine", "cluster", "pool")
 

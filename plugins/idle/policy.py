@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from plugins.advice import Advice, JobAdvice, MachineAdvice
-from plugins.clock import next_reboot
-from plugins.events import (
+from plugins.contract.advice import Advice, JobAdvice, MachineAdvice
+from plugins.contract.clock import next_reboot
+from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     Event,
@@ -27,13 +27,13 @@ from plugins.events import (
     OwnerSessionStarted,
     PowerState,
 )
+from plugins.contract.policy import MachineInfo, Policy, PolicyContext, PoolView
 from plugins.idle.ensembles import combine, pick_model
 from plugins.idle.features import features_now
 from plugins.idle.history import MachineHistory
 from plugins.idle.models import ModelPair
 from plugins.idle.options import IDLE_OPTIONS
 from plugins.idle.training import IdleTrainer
-from plugins.policy import MachineInfo, Policy, PolicyContext, PoolView
 
 EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from plugins.contract.policy import PolicyContext
 from plugins.idle.features import Calendar, training_samples
 from plugins.idle.history import DAY, MachineHistory
 from plugins.idle.models import FitTask, ModelPair, TrainingBudget, fit_pair
-from plugins.policy import PolicyContext
 
 MIN_SAMPLES = 10
 

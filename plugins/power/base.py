@@ -13,8 +13,8 @@ from abc import abstractmethod
 
 import numpy as np
 
-from plugins.advice import Advice, MachineAdvice, PowerAdvice
-from plugins.policy import Policy, PoolView
+from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
+from plugins.contract.policy import Policy, PoolView
 from plugins.power.view import COMPUTING, IDLE, OFF, ClusterView, PowerDecision, RuntimeOracle
 
 LIVE_ADVICE_S = 300.0

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from plugins.policy import Option
+from plugins.contract.policy import Option
 from plugins.power.base import PowerPolicy, idle_longer_than
 from plugins.power.view import (
     COMPUTING,

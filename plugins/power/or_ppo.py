@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from plugins.policy import Option, PolicyContext
+from plugins.contract.policy import Option, PolicyContext
 from plugins.power.base import PowerPolicy, idle_longer_than
 from plugins.power.features import HISTORY, OBSERVATION_SIZE, History
 from plugins.power.ppo import Params, forward, init_params

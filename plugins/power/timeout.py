@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from plugins.policy import Option
+from plugins.contract.policy import Option
 from plugins.power.base import PowerPolicy, idle_longer_than
 from plugins.power.view import ClusterView, PowerDecision
 

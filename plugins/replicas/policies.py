@@ -11,11 +11,11 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
-from plugins.advice import Advice, JobAdvice
 from plugins.bandits.agent import BanditAgent, from_json_key, json_key
 from plugins.bandits.history import parse_history
-from plugins.clock import hour_of_day, hour_of_week
-from plugins.events import (
+from plugins.contract.advice import Advice, JobAdvice
+from plugins.contract.clock import hour_of_day, hour_of_week
+from plugins.contract.events import (
     ALL_EVENT_KINDS,
     AttemptEnded,
     AttemptOutcome,
@@ -24,7 +24,7 @@ from plugins.events import (
     JobQueued,
     JobRemoved,
 )
-from plugins.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
+from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.replicas.qos import (
     HOUR,
     contender_penalty,

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from plugins.advice import Advice, GroupAdvice, JobAdvice
-from plugins.events import AttemptEnded, AttemptStarted, Event, JobQueued
-from plugins.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
+from plugins.contract.advice import Advice, GroupAdvice, JobAdvice
+from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued
+from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.utility.functions import MINUTE, check_shares, parse_shares, time_utility
 from plugins.utility.queue_model import QueueModel
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plugins.events import AttemptEnded, AttemptStarted, Event, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued
 from plugins.utility.functions import INTERACTIVE_LIMIT_S
 
 

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from plugins.events import AttemptStarted, Event
-from plugins.policy import Option, PolicyContext
+from plugins.contract.events import AttemptStarted, Event
+from plugins.contract.policy import Option, PolicyContext
 from plugins.utility.functions import MINUTE
 from plugins.utility.ordering import UTILITY_OPTIONS, UtilityOrderingPolicy, edf_deadlines
 from plugins.utility.qnet import QNetwork

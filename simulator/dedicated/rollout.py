@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plugins.policy import PolicyContext
+from plugins.contract.policy import PolicyContext
 from plugins.power.features import History
 from plugins.power.or_oracle import OrOraclePolicy
 from plugins.power.or_ppo import OrPpoPolicy

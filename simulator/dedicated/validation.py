@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from plugins.policy import PolicyContext
+from plugins.contract.policy import PolicyContext
 from plugins.power.or_ppo import OrPpoPolicy
 from plugins.power.ppo import Params
 from plugins.power.timeout import TimeoutPolicy

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
-from plugins.policy import MachineInfo, MachineView, Policy, PoolView
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+from plugins.contract.policy import MachineInfo, MachineView, Policy, PoolView
 from simulator.engine import Engine
 from simulator.grid_queue.workload import GridWorkload
 

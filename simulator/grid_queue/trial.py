@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from plugins.policy import PolicyContext
-from plugins.registry import policy_class
+from plugins.contract.policy import PolicyContext
+from plugins.contract.registry import policy_class
 from simulator.grid_queue.run import GridRun, GridSimulation, processors
 from simulator.grid_queue.stats import fairness_over_time, waiting_stats
 from simulator.grid_queue.workload import GridWorkload

@@ -14,10 +14,10 @@ from tracekit import Recorder, trace
 
 from advisor.condor.attributes import advice_attributes
 from condor.fixtures import STATUS_ADS, machine_ads
-from plugins.advice import Advice, MachineAdvice
-from plugins.events import AttemptStarted
-from plugins.policy import PolicyContext, PoolView
-from simulator.replay import machine_infos, replay
+from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.events import AttemptStarted
+from plugins.contract.policy import PolicyContext, PoolView
+from simulator.campus.replay import machine_infos, replay
 from simulator.trace_model import Cluster, Inventory, MachineSpec, OpeningHours
 
 pytestmark = pytest.mark.realdata

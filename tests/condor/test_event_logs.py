@@ -10,7 +10,7 @@ import pytest
 from advisor.condor.epochs import attempt_events, outcome_of
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
 from condor.fixtures import EVENT_LOGS, FIXTURES, IAC_EXCERPT
-from plugins.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
 
 pytestmark = pytest.mark.realdata
 

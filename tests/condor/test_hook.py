@@ -19,7 +19,7 @@ from advisor.daemon.board import AdviceBoard
 from advisor.daemon.http_endpoint import Endpoint
 from advisor.daemon.http_server import AdviceServer
 from advisor.daemon.metrics import DaemonMetrics
-from plugins.advice import Advice, MachineAdvice
+from plugins.contract.advice import Advice, MachineAdvice
 
 HOOK = PROJECT_ROOT / "deploy/hook/htcondor-advisor-hook"
 

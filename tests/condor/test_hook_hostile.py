@@ -34,8 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.condor.attributes import advice_attributes, attribute_lines, classad_literal
-from plugins.advice import PRIOR_HOURS_CLASSES, MachineAdvice, PowerAdvice
-from plugins.registry import available
+from plugins.contract.advice import PRIOR_HOURS_CLASSES, MachineAdvice, PowerAdvice
+from plugins.contract.registry import available
 
 HOOK_PATH = PROJECT_ROOT / "deploy/hook/htcondor-advisor-hook"
 

@@ -9,7 +9,12 @@ import pytest
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.startd_ads import group_by_machine, slot_from_ad
 from condor.fixtures import machine_ads
-from plugins.events import MachinePowerChanged, OwnerSessionEnded, OwnerSessionStarted, PowerState
+from plugins.contract.events import (
+    MachinePowerChanged,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+    PowerState,
+)
 
 pytestmark = pytest.mark.realdata
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from advisor.cli import main
 from advisor.condor.journal import Journal, read_events
-from plugins.events import (
+from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
@@ -17,7 +17,7 @@ from plugins.events import (
     OwnerSessionStarted,
     PowerState,
 )
-from plugins.policy import MachineInfo
+from plugins.contract.policy import MachineInfo
 from simulator.traces import read_inventory, read_jobs, read_owner_sessions
 
 T = 1_700_000_000.0

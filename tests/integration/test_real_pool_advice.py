@@ -16,7 +16,7 @@ from advisor.condor.factory import build_condor_pool
 from integration.conftest import DaemonStarter, running_job_ads, running_jobs, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool
 from integration.test_real_pool_events import job
-from plugins.advice import Advice, MachineAdvice
+from plugins.contract.advice import Advice, MachineAdvice
 
 pytestmark = pytest.mark.integration
 

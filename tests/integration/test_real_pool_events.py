@@ -19,15 +19,15 @@ from integration.conftest import DaemonStarter, running_jobs, startd_ads, wait_f
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
 from plugins.bandits.placement import ComputerBandit
 from plugins.bandits.rewards import placement_reward
-from plugins.events import (
+from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
     Event,
     OwnerSessionEnded,
 )
-from plugins.events import OwnerSessionStarted as Started
-from plugins.policy import MachineInfo, PolicyContext
+from plugins.contract.events import OwnerSessionStarted as Started
+from plugins.contract.policy import MachineInfo, PolicyContext
 
 pytestmark = pytest.mark.integration
 UPDATE_INTERVAL = 5.0

@@ -26,9 +26,9 @@ from integration.conftest import TEST_POLICIES, running_job_ads, startd_ads, wai
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
 from integration.test_real_pool_events import job
 from plugins.bandits.placement import PlacementBandit
-from plugins.events import AttemptEnded
+from plugins.contract.events import AttemptEnded
+from plugins.contract.registry import available, policy_class
 from plugins.power.base import PowerPolicy
-from plugins.registry import available, policy_class
 
 pytestmark = pytest.mark.integration
 

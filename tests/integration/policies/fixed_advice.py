@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from plugins.advice import Advice, MachineAdvice
-from plugins.events import AttemptEnded, Event
-from plugins.policy import Option, Policy, PolicyContext, PoolView
+from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.events import AttemptEnded, Event
+from plugins.contract.policy import Option, Policy, PolicyContext, PoolView
 
 
 def parse_ranks(text: str) -> dict[str, float]:

@@ -1,0 +1,83 @@
+"""Paper 000 figures 12-13: the four bandit levels against ``random``, each at its lowest-overhead,
+lowest-energy and matched-overhead setting from a small epsilon x sigma grid."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from advisor.lab.experiments.sweep_runs import (
+    Task,
+    add_campus_arguments,
+    baseline,
+    plt,
+    run_tasks,
+    save_plot,
+    scale_note,
+    write_csv,
+)
+
+NAME = "levels"
+HELP = "computer / cluster / cluster-week / system bandits against random (paper 000 fig. 12-13)"
+LEVELS = ("bandit-computer", "bandit-cluster", "bandit-cluster-week", "bandit-system")
+PICKS = ("lowest overhead", "lowest energy", "matched overhead")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_campus_arguments(parser, scale=0.1, days=None)
+    parser.add_argument("--epsilons", default="0.01,0.1,0.2")
+    parser.add_argument("--sigmas", default="0.4,0.8")
+
+
+def pick(rows: list[dict], how: str, random_overhead: float) -> dict:
+    if how == "lowest overhead":
+        return min(rows, key=lambda r: r["overhead_min"])
+    if how == "lowest energy":
+        return min(rows, key=lambda r: r["total_mwh"])
+    return min(rows, key=lambda r: abs(r["overhead_min"] - random_overhead))
+
+
+def run(args: argparse.Namespace) -> int:
+    camp = {"scale": args.scale, "days": args.days, "seed": args.seed}
+    tasks = [Task("random", **camp)]
+    for level in LEVELS:
+        for e in args.epsilons.split(","):
+            for s in args.sigmas.split(","):
+                opts = (("epsilon", e), ("sigma", s))
+                labels = (("epsilon", float(e)), ("sigma", float(s)))
+                tasks.append(Task(level, opts, labels=labels, **camp))
+    rows = run_tasks(tasks, args, NAME)
+    base = baseline(rows)
+    write_csv(rows, args.out / "levels_grid.csv")
+    chosen = []
+    for level in LEVELS:
+        mine = [r for r in rows if r["policy"] == level]
+        for how in PICKS:
+            chosen.append(dict(pick(mine, how, base["overhead_min"]), setting=how))
+    write_csv(chosen, args.out / "levels.csv")
+    for key, label, name in (
+        ("overhead_min", "mean overhead (min)", "levels_overhead.png"),
+        ("total_mwh", "total energy (MWh)", "levels_energy.png"),
+    ):
+        fig, ax = plt.subplots(figsize=(8, 4))
+        x = np.arange(len(LEVELS))
+        for i, how in enumerate(PICKS):
+            ys = [
+                next(r[key] for r in chosen if r["policy"] == lv and r["setting"] == how)
+                for lv in LEVELS
+            ]
+            ax.bar(x + (i - 1) * 0.27, ys, width=0.27, label=how)
+        ax.axhline(base[key], color="k", linestyle="--", label="random")
+        ax.set_xticks(x, [lv.removeprefix("bandit-") for lv in LEVELS])
+        ax.set(ylabel=label, title=scale_note(args))
+        ax.legend(fontsize=7)
+        save_plot(fig, args.out / name)
+    print(f"{scale_note(args)}; random {base['total_mwh']:.3f} MWh, {base['overhead_min']:.2f} min")
+    for r in chosen:
+        print(
+            f"{r['policy']:<20} {r['setting']:<17} eps {r['epsilon']:<5} sigma {r['sigma']:<4} "
+            f"total {r['total_mwh']:.3f} MWh ({r['total_mwh'] / base['total_mwh']:.3f} x) "
+            f"overhead {r['overhead_min']:.2f} min"
+        )
+    return 0

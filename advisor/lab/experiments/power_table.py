@@ -1,0 +1,193 @@
+"""``experiment power-table``: paper 001's Table 3 and figure 6 on the dedicated-cluster logs.
+
+Every policy (T(0), T(1), T(5), OR*, or-ppo when a trained agent exists) plays every day of each
+workload; ``days.csv`` has one row per policy and day, ``table3.csv`` the avg/std/min/max per
+policy, workload and split, and ``fig6.png`` the cumulative daily waste (normalised by the largest
+policy's total), training days left of the dashed line and test days right of it. ``DS`` is the
+trained agent train-power chose on its validation days (``-best``, else its last checkpoint),
+``DS-bc`` the agent right after its warm start and ``DS-last`` the last PPO iterate (both when
+train-power kept them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from advisor.commands.train_power import checkpoint_path, load_checkpoint, shipped_path
+from advisor.lab.parallel import run_parallel
+from plugins.contract.policy import PolicyContext
+from plugins.contract.registry import policy_class
+from plugins.power.view import ClusterView, PowerDecision
+from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days
+from simulator.dedicated.episode import DayEpisode
+
+NAME = "power-table"
+HELP = "Table 3 and figure 6 of paper 001: waste, cycles, slowdown per power policy and day"
+POLICIES: list[tuple[str, str, dict[str, Any]]] = [
+    ("T(0)", "timeout", {"t": 0.0}),
+    ("T(1)", "timeout", {"t": 1.0}),
+    ("T(5)", "timeout", {"t": 5.0}),
+    ("OR*", "or-oracle", {}),
+    ("DS", "or-ppo", {}),
+    ("DS-bc", "or-ppo", {}),
+    ("DS-last", "or-ppo", {}),
+]
+"""DS is the shipped agent (chosen on validation days); DS-bc the agent after its warm start only
+(cloned OR*); DS-last PPO's last iterate, shown when it is not what DS ships."""
+METRICS = (
+    "waste_kj", "cycles_per_node", "slowdown", "delay_s", "stretch", "unstarted", "decision_us",
+)  # fmt: skip
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="out/power-table")
+    parser.add_argument("--agents", default="runs/power", help="where train-power wrote agents")
+    parser.add_argument("--data-dir", default=default_data_dir())
+    parser.add_argument("--workloads", nargs="+", default=sorted(CATALOG), choices=sorted(CATALOG))
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--max-days", type=int, default=None, help="per split (quick looks)")
+
+
+def _play(task: tuple[str, str, str, str, dict[str, Any], str, int, str | None]) -> dict[str, Any]:
+    workload, data_dir, label, name, options, split, position, agent = task
+    train, test = load_days(workload, data_dir)
+    day = (train if split == "train" else test)[position]
+    policy = policy_class(name)(PolicyContext({}, seed=position), options)
+    if agent is not None:
+        params, _, _ = load_checkpoint(Path(agent))
+        policy.load_state({"params": params})
+    timed = TimedPolicy(policy)
+    metrics = DayEpisode(day.jobs).run(timed)
+    row = {"workload": workload, "policy": label, "split": split, "day": day.index}
+    row |= {"group": day.group, "decision_us": 1e6 * timed.seconds / max(1, timed.calls)}
+    return row | asdict(metrics)
+
+
+class TimedPolicy:
+    """Measures the wall time of each decision (the benchmark: one decision under 1 ms)."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.NEEDS_ORACLE = bool(policy.NEEDS_ORACLE)
+        self.seconds, self.calls = 0.0, 0
+
+    def bind_oracle(self, oracle: Any) -> None:
+        self.policy.bind_oracle(oracle)
+
+    def decide(self, view: ClusterView) -> PowerDecision:
+        began = time.perf_counter()
+        decision = self.policy.decide(view)
+        self.seconds += time.perf_counter() - began
+        self.calls += 1
+        return decision
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = []
+    for workload in args.workloads:
+        train, test = load_days(workload, args.data_dir)
+        final = checkpoint_path(args.agents, workload)
+        agents = {
+            "DS": shipped_path(args.agents, workload),
+            "DS-bc": final.with_name(f"{final.stem}-warm.npz"),
+            "DS-last": final,
+        }
+        for label, name, options in POLICIES:
+            agent = agents.get(label, final)
+            if label == "DS-last" and agents["DS"] == final:
+                continue  # no validation choice: DS is already the last iterate
+            if name == "or-ppo" and not agent.exists():
+                print(f"no agent {agent} (run train-power {workload}): {label} left out")
+                continue
+            found = str(agent) if name == "or-ppo" else None
+            for split, days in (("train", train), ("test", test)):
+                for i in range(min(len(days), args.max_days or len(days))):
+                    tasks.append((workload, args.data_dir, label, name, options, split, i, found))
+    rows = run_parallel(_play, tasks, workers=args.workers, desc="policy-days")
+    with open(out / "days.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = summarise(rows)
+    with open(out / "table3.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(summary[0]))
+        writer.writeheader()
+        writer.writerows(summary)
+    print_table(summary)
+    plot_fig6(rows, out / "fig6.png")
+    print(f"wrote {out / 'days.csv'}, {out / 'table3.csv'}, {out / 'fig6.png'}")
+    return 0
+
+
+def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """avg/std/min/max of each metric per workload, policy and split (Table 3), plus totals."""
+    out = []
+    keys = sorted({(r["workload"], r["split"], r["policy"]) for r in rows})
+    for workload, split, policy in keys:
+        mine = [
+            r for r in rows if (r["workload"], r["split"], r["policy"]) == (workload, split, policy)
+        ]
+        entry: dict[str, Any] = {"workload": workload, "split": split, "policy": policy}
+        entry["days"] = len(mine)
+        entry["waste_mj_total"] = sum(r["waste_kj"] for r in mine) / 1e3
+        entry["switch_offs_per_node_total"] = sum(r["cycles_per_node"] for r in mine)
+        for metric in METRICS:
+            v = np.array([r[metric] for r in mine], dtype=float)
+            entry |= {f"{metric}_avg": v.mean(), f"{metric}_std": v.std()}
+            entry |= {f"{metric}_min": v.min(), f"{metric}_max": v.max()}
+        out.append(entry)
+    return out
+
+
+def print_table(summary: list[dict[str, Any]]) -> None:
+    print(f"{'workload':8} {'split':5} {'policy':6} {'days':>4} {'waste MJ':>9} {'cyc/node':>8} "
+          f"{'slowdown':>8} {'delay s':>8} {'stretch':>7} {'µs/dec':>7}")  # fmt: skip
+    for s in summary:
+        print(
+            f"{s['workload']:8} {s['split']:5} {s['policy']:6} {s['days']:4d} "
+            f"{s['waste_mj_total']:9.1f} {s['switch_offs_per_node_total']:8.1f} "
+            f"{s['slowdown_avg']:8.2f} {s['delay_s_avg']:8.1f} {s['stretch_avg']:7.3f} "
+            f"{s['decision_us_avg']:7.0f}"
+        )
+
+
+def plot_fig6(rows: list[dict[str, Any]], png: Path) -> None:
+    """Cumulative daily waste per policy over train days then test days (figure 6)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = sorted({r["workload"] for r in rows})
+    fig, axes = plt.subplots(1, len(workloads), figsize=(6 * len(workloads), 4), squeeze=False)
+    for ax, workload in zip(axes[0], workloads, strict=False):
+        mine = [r for r in rows if r["workload"] == workload]
+        policies = list(dict.fromkeys(r["policy"] for r in mine))
+        n_train = len({r["day"] for r in mine if r["split"] == "train"})
+        curves = {}
+        for policy in policies:
+            ordered = sorted(
+                (r for r in mine if r["policy"] == policy),
+                key=lambda r: (r["split"] != "train", r["day"]),
+            )
+            curves[policy] = np.cumsum([r["waste_kj"] for r in ordered])
+        top = max(c[-1] for c in curves.values())
+        for policy, curve in curves.items():
+            ax.plot(np.arange(1, len(curve) + 1), curve / top, label=policy)
+        ax.axvline(n_train + 0.5, linestyle="--", color="grey")
+        ax.set_title(f"{workload}: train | test days")
+        ax.set_xlabel("day")
+        ax.set_ylabel("normalised cumulative waste")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)

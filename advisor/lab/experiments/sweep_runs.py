@@ -1,0 +1,127 @@
+"""What the bandit and replica experiments share: one replay per task in a worker process, its
+figures as a CSV row, and the campus options every experiment takes. Not an experiment itself."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from advisor.lab.parallel import run_parallel
+from plugins.replicas.qos import QosBound
+from simulator.campus.job_book import DONE
+from simulator.campus.replay import ReplayResult, build_policy, replay
+from simulator.campus.scenario import generate_campus, load_campus_config
+from simulator.campus.summary import summarize
+from simulator.trace_model import Trace
+
+
+@dataclass(frozen=True)
+class Task:
+    """One replay: the campus (scale, days, seed, replicable fraction) and the policy."""
+
+    policy: str
+    options: tuple[tuple[str, str], ...] = ()
+    scale: float = 1.0
+    days: int | None = None
+    seed: int = 1
+    replicable: float = 0.0
+    labels: tuple[tuple[str, Any], ...] = field(default=())
+
+
+def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: int | None) -> None:
+    parser.add_argument("--scenario", choices=["campus"], default="campus")
+    parser.add_argument("--scale", type=float, default=scale, help="shrink the campus")
+    parser.add_argument("--days", type=int, default=days, help="days to replay (default: a year)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--workers", type=int, default=None, help="parallel replays (default: cores)"
+    )
+    parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNGs")
+
+
+@lru_cache(maxsize=2)
+def campus(scale: float, days: int | None, seed: int, replicable: float) -> Trace:
+    config = load_campus_config(None)
+    if replicable:
+        config = replace(config, jobs=replace(config.jobs, replicable_fraction=replicable))
+    return generate_campus(config, days=days or 365, scale=scale, seed=seed)
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Replay one task; its labels plus the summary's figures (and the monthly energy)."""
+    trace = campus(task.scale, task.days, task.seed, task.replicable)
+    policy = build_policy(task.policy, trace, dict(task.options), seed=task.seed)
+    result = replay(trace, policy, seed=task.seed)
+    s = summarize(result)
+    e = s["energy_mwh"]
+    row: dict[str, Any] = dict(task.labels)
+    row.update(
+        policy=task.policy,
+        options=" ".join(f"{k}={v}" for k, v in task.options),
+        scale=task.scale,
+        days=s["period"]["days"],
+        seed=task.seed,
+        overhead_min=s["overhead_min_mean"],
+        good_mwh=e["good"],
+        wasted_mwh=e["wasted"],
+        total_mwh=e["total"],
+        wall_s=s["sim"]["wall_s"],
+        months=[m["energy_mwh_total"] for m in s["months"]],
+        **qos_failures(result),
+    )
+    return row
+
+
+def qos_failures(result: ReplayResult) -> dict[str, int]:
+    """Completed jobs outside each QoS bound of paper 003 sec. 4.1 (turnaround vs runtime)."""
+    book = result.book
+    done = np.asarray(book.status) == DONE
+    submit = np.asarray(book.submit_t)[done]
+    finish = np.asarray(book.finish)[done]
+    runtime = np.asarray(book.runtime)[done]
+    out = {}
+    for bound in (QosBound(), QosBound("overhead", 50.0), QosBound("overhead", 100.0)):
+        late = finish > bound.deadline(submit, runtime)
+        out[f"qos_fail_{bound}".replace(":", "_")] = int(late.sum())
+    return out
+
+
+def run_tasks(tasks: Sequence[Task], args: argparse.Namespace, desc: str) -> list[dict[str, Any]]:
+    return run_parallel(run_task, tasks, workers=args.workers, desc=desc)
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = [k for k in rows[0] if k != "months"]
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {path}")
+
+
+def baseline(rows: Sequence[dict[str, Any]], policy: str = "random") -> dict[str, Any]:
+    return next(r for r in rows if r["policy"] == policy and not r["options"])
+
+
+def scale_note(args: argparse.Namespace) -> str:
+    return f"campus seed {args.seed}, scale {args.scale}, {args.days or 365} days"
+
+
+def save_plot(fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"wrote {path}")

@@ -1,0 +1,174 @@
+"""The policy protocol: ``observe(event)`` then ``advise(view, now)``, pure and seeded.
+
+A policy never reads a clock, a file or the network: time arrives as ``now``, the pool arrives as a
+``PoolView``, randomness comes from ``context.rng``. The simulator and the daemon drive the
+very same objects, so a replay predicts a deployment (the COBalD ``regulate()`` split).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from plugins.contract.advice import Advice
+from plugins.contract.direct_init import direct_init
+from plugins.contract.events import ALL_POWER_STATES, Event, PowerState
+
+
+@dataclass(frozen=True, slots=True)
+class MachineInfo:
+    """Static facts about a machine: where it is and what it draws when running a job."""
+
+    name: str
+    cluster: str
+    mtype: str
+    active_watts: float
+    idle_watts: float
+    sleep_watts: float
+
+
+@direct_init
+@dataclass(frozen=True, slots=True)
+class MachineView:
+    """A machine the negotiator could use now: awake and free (``idle``) or ``sleep``-ing.
+
+    ``follows``: the named advice it carries now (None: its own advice, or none). A policy may
+    leave such a machine out of its answer: it keeps following the name."""
+
+    name: str
+    state: str
+    free_since: float
+    follows: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PoolView:
+    """What a policy may look at when advising: the candidate machines and the idle queue shape."""
+
+    machines: Sequence[MachineView]
+    idle_jobs_by_prior_hours: Sequence[int]
+    new_jobs: Sequence[str] = ()
+
+
+class Oracle(Protocol):
+    """Future knowledge, given only to policies whose name says ``oracle`` (or ``crystal``)."""
+
+    def free_until(self, machine: str, t: float) -> float:
+        """When the machine is next taken from jobs (owner login or reboot) after ``t``."""
+        ...
+
+    def job_runtime(self, job_id: str) -> float | None:
+        """The job's execution time, or None when it never finishes."""
+        ...
+
+
+@dataclass
+class PolicyContext:
+    """What a policy is built with: the inventory, a seeded generator, and maybe an oracle."""
+
+    machines: Mapping[str, MachineInfo]
+    seed: int = 0
+    reboot_hour: float = 3.0
+    oracle: Oracle | None = None
+    terms: Sequence[tuple[float, float]] = ()
+    """Teaching terms (start, end) from the scenario or site configuration (paper 004 features)."""
+    parallel_map: Callable[[Callable[[Any], Any], Sequence[Any]], Sequence[Any]] | None = None
+    """How to map a pure function over many tasks (worker processes); None: builtin ``map``."""
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = np.random.default_rng(self.seed)
+
+
+class OptionError(ValueError):
+    """A policy option is unknown or has a bad value; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One tunable of a policy: default, parser from a string, an optional check and a help line."""
+
+    default: Any
+    parse: Callable[[str], Any]
+    help: str
+    check: Callable[[Any], str | None] | None = None
+
+
+class Policy(ABC):
+    """Base class for policies registered under the ``htcondor_advisor.policies`` entry points."""
+
+    NAME: ClassVar[str] = "policy"
+    VERSION: ClassVar[str] = "1"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {}
+    WANTS: ClassVar[frozenset[type]] = frozenset()
+    """Event kinds this policy learns from; the driver skips building the others (speed)."""
+    WANTS_POWER: ClassVar[frozenset[PowerState]] = ALL_POWER_STATES
+    """Of ``MachinePowerChanged`` (when wanted), the new states learned from; likewise."""
+    NEEDS_ORACLE: ClassVar[bool] = False
+    ASKS_ONLY_WHEN_FREED: ClassVar[bool] = False
+    """True: advice for a free machine does not depend on it being awake or asleep, so a driver
+    asks about a machine when it becomes free or its advice lapses, and a machine that merely
+    falls asleep, wakes or reboots while free keeps its advice (a year has millions of those)."""
+
+    def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
+        self.context = context
+        self.options = parse_options(type(self), options or {})
+
+    @property
+    def label(self) -> str:
+        """``AdvisorPolicy``: name and version."""
+        return f"{self.NAME}/{self.VERSION}"
+
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:  # noqa: B027
+        """Machines the pool shows for the first time; ``context.machines`` has them already.
+
+        A replay knows its inventory when the policy is built; a live pool is still empty then
+        and grows as startds report. A policy that keeps anything per machine or per group of
+        machines extends it here. Machines that vanish are kept: a desktop switched off for the
+        night is the same machine in the morning. Called again for known machines, it does
+        nothing."""
+
+    def observe(self, event: Event) -> None:  # noqa: B027 (optional hook)
+        """Learn from one event (default: nothing to learn)."""
+
+    @abstractmethod
+    def advise(self, view: PoolView, now: float) -> Advice:
+        """Advice for the machines in ``view`` (and any per-job advice), as of ``now``."""
+
+    def retrain(self, now: float) -> None:  # noqa: B027 (optional hook)
+        """Refit learned models on what was observed before ``now``.
+
+        The replay calls it at each month boundary, the daemon on its retrain schedule from a
+        worker thread: fit new objects from a copy of the observations and swap them in with one
+        assignment at the end, so advice keeps flowing meanwhile.
+        """
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything learned, as JSON-compatible data."""
+        return {}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:  # noqa: B027 (optional hook)
+        """Restore what ``state_dict`` returned."""
+
+
+def parse_options(policy: type[Policy], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults overlaid with ``raw`` (strings are parsed); unknown keys and bad values raise."""
+    values = {key: opt.default for key, opt in policy.OPTIONS.items()}
+    for key, value in raw.items():
+        opt = policy.OPTIONS.get(key)
+        if opt is None:
+            known = ", ".join(sorted(policy.OPTIONS)) or "none"
+            raise OptionError(f"policy {policy.NAME!r}: unknown option {key!r} (options: {known})")
+        try:
+            parsed = opt.parse(value) if isinstance(value, str) else value
+        except (TypeError, ValueError) as exc:
+            raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {exc}") from None
+        problem = opt.check(parsed) if opt.check else None
+        if problem:
+            raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {problem}")
+        values[key] = parsed
+    return values

@@ -1,0 +1,299 @@
+"""HTC jobs during a replay: the idle queue, attempts, removals and the energy of every attempt.
+
+An evicted job goes back to the queue and remembers its longest attempt, which classes it for the
+advice (``AdvisorRankByPriorHours[k]``). Energy of an attempt is its duration times the machine's
+active power (paper 004 sec. V-F); the completing attempt is good energy, every other is wasted.
+
+Replicas (paper 003 sec. 2.1): a replicable job advised ``replicas = N`` gets N - 1 extra entries
+(ids ``<job>#r<i>``) queued beside it; the first entry to complete wins and the others are killed at
+once, a user removal kills them all, an evicted replica is re-queued while the job is unfinished.
+All their energy is the job's: the winning attempt is good, every other attempt wasted (eq. 1).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+import numpy as np
+from sortedcontainers import SortedList
+
+from plugins.contract.advice import PRIOR_HOURS_CLASSES, JobAdvice
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    JobRemoved,
+)
+from simulator.campus.month_stats import MonthStats
+from simulator.engine import Engine
+from simulator.trace_model import Jobs
+
+PENDING, QUEUED, RUNNING, DONE, REMOVED, HELD = range(6)
+MAX_REPLICAS = 10
+LAST_CLASS = PRIOR_HOURS_CLASSES - 1
+INF = float("inf")
+# enum members as module constants: ``AttemptOutcome.REMOVED`` is a slow class getattr
+COMPLETED, REMOVED_BY_USER = AttemptOutcome.COMPLETED, AttemptOutcome.REMOVED
+EVICTION_CAUSE = {AttemptOutcome.EVICTED_OWNER: "owner", AttemptOutcome.EVICTED_REBOOT: "reboot"}
+"""The outcomes that send a job back to the queue, by the cause they are counted under."""
+
+
+class JobBook:
+    """Every job's state: the negotiator takes jobs from here, the pool reports attempt ends."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        jobs: Jobs,
+        active_watts: list[float],
+        machine_names: list[str],
+        months: MonthStats,
+        emit: Callable[[Event], None] | None,
+        on_queued: Callable[[], None],
+    ) -> None:
+        self.engine = engine
+        self.jobs = jobs
+        self.ids = list(jobs.job_id)
+        self.runtime = jobs.runtime.tolist()
+        self.submit_t = jobs.submit.tolist()
+        self.active_watts = active_watts
+        self.machine_names = machine_names
+        self.months = months
+        self.emit = emit
+        self.on_queued = on_queued
+        n = len(jobs)
+        self.status = [PENDING] * n
+        self.attempts = [0] * n
+        self.longest = [0.0] * n
+        self.prior_class = [0] * n
+        """Per entry, its prior-hours class (its longest attempt in whole hours, capped)."""
+        self.good_wh = [0.0] * n
+        self.wasted_wh = [0.0] * n
+        self.finish = [float("nan")] * n
+        self.machine = [-1] * n
+        self.started = [0.0] * n
+        self.queues: list[list[tuple[float, int]]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
+        self.constrained: SortedList = SortedList()
+        self.constrained_added = False
+        """A job joined ``constrained`` since the negotiator last matched them all."""
+        self.advice: dict[int, JobAdvice] = {}
+        self.idle_by_class = [0] * PRIOR_HOURS_CLASSES
+        self.idle_total = 0
+        self.new_jobs: list[int] = []
+        self.evictions = {"owner": 0, "reboot": 0}
+        self.pool_finish: Callable[[int, AttemptOutcome], None] | None = None
+        self.replicable = jobs.replicable.tolist()
+        self.parent = list(range(n))
+        """Entry -> its job (entries past the trace's jobs are replicas)."""
+        self.family: dict[int, list[int]] = {}
+        self.replica_in_flight_wh = 0.0
+
+    # -- queue -------------------------------------------------------------------------------
+    def _constrained(self, j: int) -> bool:
+        advice = self.advice.get(j)
+        return advice is not None and advice.min_idle_s is not None
+
+    def _enqueue(self, j: int) -> None:
+        advice = self.advice.get(j)
+        if advice is not None and advice.hold:
+            self.status[j] = HELD
+            return
+        self.status[j] = QUEUED
+        if advice is not None and advice.min_idle_s is not None:
+            self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
+            self.constrained_added = True
+        else:
+            k = self.prior_class[j]
+            heapq.heappush(self.queues[k], (self.submit_t[j], j))
+            self.idle_by_class[k] += 1
+        self.idle_total += 1
+        self.on_queued()
+
+    def _dequeue(self, j: int) -> None:
+        """Forget a queued job lazily (heaps keep the entry; pops skip non-queued jobs)."""
+        advice = self.advice.get(j)
+        if advice is not None and advice.min_idle_s is not None:
+            self.constrained.discard((advice.min_idle_s, self.submit_t[j], j))
+        else:
+            self.idle_by_class[self.prior_class[j]] -= 1
+        self.idle_total -= 1
+
+    def submit(self, j: int) -> None:
+        now = self.engine.time
+        self.new_jobs.append(j)
+        self._announce(j, now)
+        self.months.add(now, "submitted", 1)
+        self._enqueue(j)
+
+    def _announce(self, j: int, now: float) -> None:
+        if self.emit is not None:
+            user = self.jobs.user[self.parent[j]]
+            self.emit(JobQueued(now, self.ids[j], user, replicable=self.replicable[j]))
+
+    def apply_advice(self, advice: dict[str, JobAdvice], index: dict[str, int]) -> None:
+        """Per-job advice (a schedd edit live): re-route the job inside the queue."""
+        for job_id, adv in advice.items():
+            j = index[job_id]
+            queued = self.status[j] == QUEUED
+            if queued:
+                self._dequeue(j)
+            self.advice[j] = adv
+            if queued or self.status[j] == HELD:
+                self._enqueue(j)
+            if adv.replicas > 1 and self.replicable[j] and j not in self.family:
+                self._replicate(j, min(adv.replicas, MAX_REPLICAS))
+
+    def _replicate(self, j: int, count: int) -> None:
+        """Queue ``count - 1`` replicas of job ``j`` beside it (it is unfinished)."""
+        if self.status[j] not in (QUEUED, RUNNING):
+            return
+        now = self.engine.time
+        self.family[j] = [j]
+        for i in range(1, count):
+            e = len(self.status)
+            self.family[j].append(e)
+            self.parent.append(j)
+            self.ids.append(f"{self.ids[j]}#r{i}")
+            self.replicable.append(False)
+            for column, value in (
+                (self.runtime, self.runtime[j]),
+                (self.submit_t, self.submit_t[j]),
+                (self.status, PENDING),
+                (self.attempts, 0),
+                (self.longest, 0.0),
+                (self.prior_class, 0),
+                (self.good_wh, 0.0),
+                (self.wasted_wh, 0.0),
+                (self.finish, float("nan")),
+                (self.machine, -1),
+                (self.started, 0.0),
+            ):
+                column.append(value)  # type: ignore[arg-type]
+            self._announce(e, now)
+            self._enqueue(e)
+
+    def head(self, k: int) -> tuple[float, int] | None:
+        """Oldest queued job of class ``k`` (dropping stale heap entries)."""
+        queue, status, classes, advice = self.queues[k], self.status, self.prior_class, self.advice
+        while queue:
+            j = queue[0][1]
+            if status[j] == QUEUED and classes[j] == k and not (advice and self._constrained(j)):
+                return queue[0]
+            heapq.heappop(queue)
+        return None
+
+    def pop_constrained(self, idle_s: float) -> int | None:
+        """The longest job that fits strictly inside ``idle_s`` (Crystal favours long jobs)."""
+        pos = self.constrained.bisect_left((idle_s, -np.inf, -1))
+        if pos == 0:
+            return None
+        return int(self.constrained[pos - 1][2])
+
+    # -- attempts ----------------------------------------------------------------------------
+    def start(self, j: int, m: int) -> None:
+        now = self.engine.time
+        self._dequeue(j)
+        self.status[j] = RUNNING
+        self.machine[j] = m
+        self.started[j] = now
+        self.attempts[j] += 1
+        if self.emit is not None:
+            self.emit(AttemptStarted(now, self.ids[j], self.machine_names[m]))
+        if self.runtime[j] != INF:
+            self.engine.at(now + self.runtime[j], self._complete, (j, self.attempts[j]))
+
+    def _complete(self, arg: tuple[int, int]) -> None:
+        j, attempt = arg
+        if self.status[j] == RUNNING and self.attempts[j] == attempt and self.pool_finish:
+            self.pool_finish(self.machine[j], COMPLETED)
+
+    def attempt_ended(self, j: int, m: int, outcome: AttemptOutcome) -> None:
+        now = self.engine.time
+        duration = now - self.started[j]
+        energy = duration * self.active_watts[m] / 3600.0
+        if duration > self.longest[j]:
+            self.longest[j] = duration
+            hours = int(duration // 3600)
+            self.prior_class[j] = hours if hours < LAST_CLASS else LAST_CLASS
+        self.machine[j] = -1
+        p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
+        if outcome is COMPLETED:
+            self.good_wh[p] += energy
+            self.status[j] = DONE
+            self.finish[p] = now
+            month = self.months.month(now)
+            month["completed"] += 1
+            month["good_wh"] += energy
+            month["overhead_s"] += now - self.submit_t[p] - self.runtime[p]
+        else:
+            self.wasted_wh[p] += energy
+            self.months.add(now, "wasted_wh", energy)
+        if self.emit is not None:
+            self.emit(
+                AttemptEnded(
+                    now,
+                    self.ids[j],
+                    self.machine_names[m],
+                    outcome,
+                    self.started[j],
+                    self.active_watts[m],
+                )
+            )
+        cause = EVICTION_CAUSE.get(outcome)
+        if cause is not None:
+            self.evictions[cause] += 1
+            self.months.add(now, f"evictions_{cause}", 1)
+            self._enqueue(j)
+        elif outcome is REMOVED_BY_USER:
+            self.status[j] = REMOVED
+        elif p in self.family:  # the first replica to finish wins: kill the others at once
+            for e in self.family.pop(p):
+                if e != j:
+                    self._withdraw(e)
+            self.status[p] = DONE
+
+    def remove(self, j: int) -> None:
+        """The user removes a job that has not completed (all of its running attempts wasted)."""
+        if self.status[j] in (DONE, REMOVED, PENDING):
+            return
+        self.months.add(self.engine.time, "removed", 1)
+        for e in self.family.pop(j, [j]):
+            self._withdraw(e)
+
+    def _withdraw(self, j: int) -> None:
+        """End entry ``j`` wherever it is: kill its running attempt, or take it off the queue."""
+        status = self.status[j]
+        if status == RUNNING and self.pool_finish:
+            self.pool_finish(self.machine[j], REMOVED_BY_USER)
+        elif status in (QUEUED, HELD):
+            if status == QUEUED:
+                self._dequeue(j)
+            self.status[j] = REMOVED
+            if self.emit is not None:
+                self.emit(JobRemoved(self.engine.time, self.ids[j]))
+
+    def close(self, now: float) -> None:
+        """End of replay: fold the replicas into their jobs, so every list is one row per job."""
+        n = len(self.jobs)
+        self.replica_in_flight_wh = sum(
+            (now - self.started[e]) * self.active_watts[self.machine[e]] / 3600.0
+            for e in range(n, len(self.status))
+            if self.status[e] == RUNNING
+        )
+        for column in (
+            self.ids, self.runtime, self.submit_t, self.status, self.attempts, self.longest,
+            self.prior_class, self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
+            self.parent, self.replicable,
+        ):  # fmt: skip
+            del column[n:]
+
+    def in_flight_wh(self, now: float) -> float:
+        """Energy of attempts still running when the replay ends (neither good nor wasted)."""
+        return self.replica_in_flight_wh + sum(
+            (now - self.started[j]) * self.active_watts[self.machine[j]] / 3600.0
+            for j, s in enumerate(self.status)
+            if s == RUNNING
+        )

@@ -1,0 +1,298 @@
+"""Matchmaking as the negotiator does it with the expressions shipped in ``deploy/``.
+
+Each cycle (every ``interval`` seconds while something changed) the policy is asked for advice on
+the machines that could take a job, then idle jobs are matched oldest first:
+
+- awake free machines first; sleeping machines only for jobs still idle (condor_rooster wakes them);
+- machines with ``AdvisorHold`` are skipped;
+- a job of prior-hours class k takes the free machine with the highest
+  ``AdvisorRankByPriorHours[k]`` (else ``AdvisorRank``), ties broken at random (the default
+  negotiator order is effectively random, paper 000 sec. 7); a negative rank keeps class-k jobs
+  off the machine (the START fragment);
+- jobs with per-job ``min_idle_s`` advice only match machines whose ``AdvisorPredictedIdle`` exceeds
+  it, the longest such job first (``JobPrio``), on machines in rank order.
+
+Advice is asked for incrementally, as a live daemon refreshes it: each cycle only for candidate
+machines that changed since the last cycle or whose advice lapsed (its ``expires``, else the
+configured lifetime); everything else keeps the advice it was last given, and a machine asked
+about but left out of the answer keeps the name it follows (its view says which). For a policy that
+``ASKS_ONLY_WHEN_FREED``, a machine that only fell asleep, woke or rebooted while free keeps its
+advice too. Machines following a named advice carry its latest value (``Advice.shared``), neutral
+while the names are lapsed; they are not asked again when they lapse.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import time
+from array import array
+from collections.abc import Callable
+from itertools import compress
+
+import numpy as np
+
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
+from plugins.contract.policy import MachineView, Policy, PoolView
+from simulator.campus.advice_cache import AdviceCache, Filed
+from simulator.campus.advice_groups import AdviceGroups
+from simulator.campus.group_levels import Level
+from simulator.campus.job_book import JobBook
+from simulator.campus.named_advice import apply_names
+from simulator.campus.pool import CampusPool
+from simulator.engine import Engine
+
+
+class Negotiator:
+    def __init__(
+        self,
+        engine: Engine,
+        pool: CampusPool,
+        book: JobBook,
+        policy: Policy,
+        rng: np.random.Generator,
+        job_index: dict[str, int],
+        interval: float = 60.0,
+        advice_lifetime_s: float = 3600.0,
+    ) -> None:
+        self.engine = engine
+        self.pool = pool
+        self.book = book
+        self.policy = policy
+        self.rng = rng
+        self.job_index = job_index
+        self.interval = interval
+        self.cache = AdviceCache(advice_lifetime_s)
+        self.scheduled = False
+        self.next_cycle = 0.0
+        self.cycles = 0
+        self.matches = 0
+        rand = random.Random(repr(rng.bit_generator.state))  # draws nothing from rng
+        self.groups = AdviceGroups((pool.free_awake, pool.sleeping), rand, self._shared_value)
+        self._view_of: dict[int, MachineView] = {}
+        self.advise_s = array("d")
+        """Wall time of every ``advise`` call (the decision latency ``bench`` reports)."""
+
+    def request(self) -> None:
+        """Something changed: run a cycle at the next negotiation tick."""
+        t = -(-self.engine.time // self.interval) * self.interval
+        if not self.scheduled or t < self.next_cycle:  # ``_schedule``'s test: millions a year
+            self._schedule(t)
+
+    def _schedule(self, t: float) -> None:
+        """Run a cycle at ``t`` unless one is due sooner (a later one is superseded)."""
+        if self.scheduled and self.next_cycle <= t:
+            return
+        self.scheduled = True
+        self.next_cycle = t
+        self.engine.at(t, self.cycle, t)
+
+    def cycle(self, due: object = None) -> None:
+        if due is not None and due != self.next_cycle:
+            return  # superseded by an earlier cycle
+        self.scheduled = False
+        pool, book = self.pool, self.book
+        if book.idle_total == 0 or not (pool.free_awake.items or pool.sleeping.items):
+            return
+        self.cycles += 1
+        now = self.engine.now()
+        fresh = self._refresh_advice(now)
+        for family, group in enumerate((pool.free_awake, pool.sleeping)):
+            if book.idle_total == 0:
+                break
+            if not group.items:
+                continue
+            if self.cache.empty():
+                self._match_neutral(group)
+            elif book.constrained:
+                self._match_ranked(list(group), fresh, now)
+            else:
+                self._match_grouped(family)
+        book.constrained_added = False
+        kept_off = book.idle_total - len(book.constrained)
+        lapse = self.cache.next_expiry()
+        if kept_off and lapse is not None and (pool.free_awake.items or pool.sleeping.items):
+            # Advice kept jobs off free machines. Until something changes, or the advice
+            # lapses and is asked for again, every further cycle would match nothing.
+            self._schedule(max(lapse, now + self.interval))
+
+    def _refresh_advice(self, now: float) -> set[int]:
+        """Ask the policy about changed or lapsed candidates; return the machines re-advised."""
+        pool, book, cache = self.pool, self.book, self.cache
+        stale, kept = pool.changed, set()
+        if self.policy.ASKS_ONLY_WHEN_FREED:
+            stale, kept = pool.freed, pool.changed - pool.freed
+        stale.update(cache.expire(now))
+        machines, asked = self._views(stale)
+        pool.changed, pool.freed = set(), set()
+        view = PoolView(
+            machines=machines,
+            idle_jobs_by_prior_hours=tuple(book.idle_by_class),
+            new_jobs=[book.ids[j] for j in book.new_jobs],
+        )
+        book.new_jobs.clear()
+        began = time.perf_counter()
+        advice = self.policy.advise(view, now)
+        self.advise_s.append(time.perf_counter() - began)
+        apply_names(self.cache, self.groups, advice, now)
+        given, follows, index = advice.machines, advice.follows, pool.index
+        # a machine left out of the answer keeps the name it follows (else: neutral advice)
+        told: list[Filed | None] = [
+            given.get(mv.name) or follows.get(mv.name) or mv.follows for mv in machines
+        ]
+        for answer in (follows, given):  # then those answered for unasked, filed after them
+            for name, adv in answer.items():
+                m = index[name]
+                if m not in stale:
+                    asked.append(m)
+                    told.append(adv)
+        self._store(asked, told, now)
+        if kept:
+            # a machine that fell asleep moves within its group when matching draws it
+            self._keep(sorted((kept - stale) & pool.free_awake.live))
+        if advice.jobs:
+            book.apply_advice(advice.jobs, self.job_index)
+        return stale
+
+    def _views(self, stale: set[int]) -> tuple[list[MachineView], list[int]]:
+        """The candidates among ``stale`` as the policy sees them, and their numbers.
+
+        A view is reused while its machine's state and free time stay the same (views are
+        frozen): a lapse re-asks about free machines unchanged."""
+        pool, views, follows = self.pool, self._view_of, self.cache.follows
+        awake, asleep = pool.free_awake.live, pool.sleeping.live
+        names, since = pool.names, pool.free_since
+        machines, asked = [], []
+        for m in stale:
+            if m in awake:
+                state = "idle"
+            elif m in asleep:
+                state = "sleep"
+            else:
+                continue
+            mv, name = views.get(m), follows.get(m)
+            if mv is None or mv.state != state or mv.free_since != since[m] or mv.follows != name:
+                mv = views[m] = MachineView(names[m], state, since[m], name)
+            machines.append(mv)
+            asked.append(m)
+        return machines, asked
+
+    def _shared_value(self, name: str) -> MachineAdvice:
+        """A name's value (neutral while it is lapsed)."""
+        entry = self.cache.named(name)
+        return NEUTRAL_MACHINE_ADVICE if entry is None or not self.cache.names_live else entry[0]
+
+    def _store(self, machines: list[int], told: list[Filed | None], now: float) -> None:
+        """Publish what each machine was told and file each under it for grouped matching."""
+        self.groups.refile(machines, self.cache.store_all(zip(machines, told, strict=True), now))
+
+    def _keep(self, machines: list[int]) -> None:
+        """Machines still free with the advice they had, awake again."""
+        self.groups.refile(machines, list(map(self.cache.filed, machines)))
+
+    def _match_grouped(self, family: int) -> None:
+        """Oldest job first onto a random machine of the family (0 awake, 1 asleep) in the
+        best-ranked advice group for its class."""
+        groups = self.groups
+        heads = self._heads(groups.levels)
+        while heads:
+            _, k = heads[0]
+            m = groups.pick(k, family)
+            if m is None:
+                heapq.heappop(heads)
+                continue
+            head = self.book.head(k)
+            assert head is not None
+            self._start(head[1], m)
+            self._advance(heads, k)
+
+    def _start(self, j: int, m: int) -> None:
+        self.book.start(j, m)
+        self.pool.start_job(m, j)
+        self.matches += 1
+
+    def _match_neutral(self, group: object) -> None:
+        """No advice anywhere: oldest jobs first onto machines drawn uniformly at random."""
+        book = self.book
+        machines = group.sample(self.rng, book.idle_total)  # type: ignore[attr-defined]
+        heads = self._heads()
+        for m in machines:
+            if not heads:
+                return
+            _, k = heads[0]
+            head = book.head(k)
+            assert head is not None
+            self._start(head[1], m)
+            self._advance(heads, k)
+
+    def _heads(self, levels: Callable[[int], list[Level]] | None = None) -> list[tuple[float, int]]:
+        """The oldest job of each class with jobs waiting (a heap: oldest first); with
+        ``levels``, only of the classes that some advice group takes."""
+        book, heads = self.book, []
+        for k in compress(range(PRIOR_HOURS_CLASSES), book.idle_by_class):  # those waiting
+            if levels is not None and not levels(k):
+                continue  # e.g. a class a bandit keeps queued
+            head = book.head(k)
+            if head is not None:
+                heads.append((head[0], k))
+        heapq.heapify(heads)
+        return heads
+
+    def _advance(self, heads: list[tuple[float, int]], k: int) -> None:
+        nxt = self.book.head(k)
+        if nxt is None:
+            heapq.heappop(heads)
+        else:
+            heapq.heapreplace(heads, (nxt[0], k))
+
+    def _match_ranked(self, group: list[int], fresh: set[int], now: float) -> None:
+        cache = self.cache
+        free = [m for m in group if not cache.get(m).hold]
+        if not free:
+            return
+        tiebreak = self.rng.random(len(free))
+        used: set[int] = set()
+        if self.book.constrained:
+            # Without new constrained jobs only re-advised machines can fit one: the others'
+            # remaining idle time has only shrunk since they last failed to.
+            scan = free if self.book.constrained_added else [m for m in free if m in fresh]
+            self._match_constrained(scan, used, now)
+        orders: dict[int, list[int]] = {}
+        cursor: dict[int, int] = {}
+        heads = self._heads()
+        while heads:
+            _, k = heads[0]
+            order = orders.get(k)
+            if order is None:
+                ranked = sorted(
+                    (-cache.get(m).rank_for(k), tiebreak[i], m) for i, m in enumerate(free)
+                )
+                order = orders[k] = [m for r, _, m in ranked if r <= 0]
+                cursor[k] = 0
+            i = cursor[k]
+            while i < len(order) and order[i] in used:
+                i += 1
+            cursor[k] = i + 1
+            if i >= len(order):
+                heapq.heappop(heads)
+                continue
+            head = self.book.head(k)
+            assert head is not None
+            used.add(order[i])
+            self._start(head[1], order[i])
+            self._advance(heads, k)
+
+    def _match_constrained(self, free: list[int], used: set[int], now: float) -> None:
+        cache = self.cache
+        tiebreak = self.rng.random(len(free))
+        ranked = sorted((-cache.get(m).rank, tiebreak[i], m) for i, m in enumerate(free))
+        for _, _, m in ranked:
+            idle = cache.remaining_idle(m, now)
+            if idle is None:
+                continue
+            j = self.book.pop_constrained(idle)
+            if j is not None:
+                used.add(m)
+                self._start(j, m)
+                if not self.book.constrained:
+                    return

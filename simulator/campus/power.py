@@ -1,0 +1,79 @@
+"""A power policy in the campus replay: its advice applied as the shipped deploy expressions do.
+
+Every minute (``HIBERNATE_CHECK_INTERVAL`` and ``ROOSTER_INTERVAL`` are 60 s) the power policy is
+asked about every awake free and every sleeping machine, and its advice takes effect:
+
+- "reserve-off" on an awake free (Unclaimed) machine: it goes to sleep now (HIBERNATE);
+- "wake" on a sleeping machine: it is woken and free again (condor_rooster);
+- "may-sleep" and "on": the pool's own sleep timers decide. Under the execute-point fragment
+  fresh "on" would keep a machine up, but the campus rules never put a machine to sleep before
+  15 idle minutes, later than any advice lifetime the power policies use, so nothing differs;
+- ``hold``: the negotiator asks ``as_negotiator_policy()``, which returns the latest advice of
+  this tick, so held (reserved) machines get no job, as with ``AdvisorHold`` in START.
+
+The policy is asked once per tick about the whole pool, so a reservation counts every machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice, PowerAdvice
+from plugins.contract.policy import MachineView, Policy, PolicyContext, PoolView
+from plugins.power.base import PowerPolicy
+from simulator.campus.job_book import JobBook
+from simulator.campus.pool import CampusPool
+from simulator.engine import Engine
+
+TICK_S = 60.0
+
+
+class CampusPower:
+    """Asks ``policy`` each minute and applies its power advice to ``pool``; counts what it did."""
+
+    def __init__(self, engine: Engine, pool: CampusPool, book: JobBook, policy: PowerPolicy):
+        self.engine, self.pool, self.book, self.policy = engine, pool, book, policy
+        self.latest: dict[str, MachineAdvice] = {}
+        self.applied = {"reserve-off": 0, "wake": 0, "held": 0}
+        engine.at(engine.now(), self.tick)
+
+    def tick(self, _: object = None) -> None:
+        pool, now = self.pool, self.engine.now()
+        names, since = pool.names, pool.free_since
+        machines = [MachineView(names[m], "idle", since[m]) for m in pool.free_awake]
+        machines += [MachineView(names[m], "sleep", since[m]) for m in pool.sleeping]
+        view = PoolView(machines, tuple(self.book.idle_by_class))
+        self.latest = self.policy.advise(view, now).machines
+        for name, advice in self.latest.items():
+            m = pool.index[name]
+            if advice.power == PowerAdvice.RESERVE_OFF and m in pool.free_awake:
+                pool.sleep_now(m)
+                self.applied["reserve-off"] += 1
+            elif advice.power == PowerAdvice.WAKE and m in pool.sleeping:
+                pool.wake(m)
+                self.applied["wake"] += 1
+            self.applied["held"] += advice.hold
+        self.engine.at(now + TICK_S, self.tick)
+
+    def as_negotiator_policy(self) -> Policy:
+        return _LatestAdvice(self)
+
+
+class _LatestAdvice(Policy):
+    """What the negotiator sees: the power policy's advice of the latest tick (no second call,
+    so a learning policy's history holds one observation per minute)."""
+
+    NAME = "campus-power-advice"
+    OPTIONS: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, power: CampusPower) -> None:
+        super().__init__(PolicyContext({}))
+        self.power = power
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        latest = self.power.latest
+        advice = Advice()
+        for machine in view.machines:
+            advice.machines[machine.name] = latest.get(machine.name, NEUTRAL_MACHINE_ADVICE)
+        return advice

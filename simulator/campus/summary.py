@@ -1,0 +1,139 @@
+"""The figures of a replay: ``summary.json``, ``jobs.csv`` and a table for people.
+
+Overhead of a job = finish - submit - execution time (paper 004 sec. V-F); good energy = the attempt
+that completed; wasted = every other attempt (evicted, removed); attempts still running when the
+trace ends are reported apart as ``in_flight``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulator.campus.job_book import DONE, REMOVED
+from simulator.campus.replay import ReplayResult
+
+MWH = 1e6
+
+
+def _month_rows(result: ReplayResult) -> list[dict[str, Any]]:
+    rows = []
+    for label, v in result.months.rows():
+        completed = v.get("completed", 0.0)
+        rows.append(
+            {
+                "month": label,
+                "jobs_submitted": int(v.get("submitted", 0)),
+                "jobs_completed": int(completed),
+                "evictions_owner": int(v.get("evictions_owner", 0)),
+                "evictions_reboot": int(v.get("evictions_reboot", 0)),
+                "overhead_min_mean": (v.get("overhead_s", 0.0) / completed / 60)
+                if completed
+                else None,
+                "energy_mwh_good": v.get("good_wh", 0.0) / MWH,
+                "energy_mwh_wasted": v.get("wasted_wh", 0.0) / MWH,
+                "energy_mwh_total": (v.get("good_wh", 0.0) + v.get("wasted_wh", 0.0)) / MWH,
+            }
+        )
+    return rows
+
+
+def summarize(result: ReplayResult) -> dict[str, Any]:
+    book, pool = result.book, result.pool
+    status = np.asarray(book.status)
+    done = status == DONE
+    submit = np.asarray(book.submit_t)
+    finish = np.asarray(book.finish)
+    runtime = np.asarray(book.runtime)
+    overhead = (finish[done] - submit[done] - runtime[done]) / 60.0
+    good = float(np.sum(book.good_wh)) / MWH
+    wasted = float(np.sum(book.wasted_wh)) / MWH
+    by_state = {k: v / MWH for k, v in pool.energy_by_state_wh().items()}
+    trace = result.trace
+    return {
+        "policy": result.policy,
+        "period": {
+            "start": trace.start,
+            "end": trace.end,
+            "days": (trace.end - trace.start) / 86400,
+        },
+        "machines": len(pool.names),
+        "jobs": {
+            "submitted": int(np.sum(submit < trace.end)),
+            "completed": int(done.sum()),
+            "never_finished": int((status == REMOVED).sum()),
+            "unfinished_at_end": int(np.sum((submit < trace.end) & ~done & (status != REMOVED))),
+            "attempts": int(np.sum(book.attempts)),
+        },
+        "evictions": dict(book.evictions),
+        "overhead_min_mean": float(overhead.mean()) if overhead.size else None,
+        "overhead_min_median": float(np.median(overhead)) if overhead.size else None,
+        "energy_mwh": {
+            "good": good,
+            "wasted": wasted,
+            "total": good + wasted,
+            "in_flight": book.in_flight_wh(trace.end) / MWH,
+        },
+        "pool_energy_mwh": by_state,
+        "months": _month_rows(result),
+        "sim": {
+            "events": result.events,
+            "negotiation_cycles": result.negotiator.cycles,
+            "matches": result.negotiator.matches,
+            "wall_s": round(result.wall_s, 3),
+            "events_per_s": round(result.events / result.wall_s) if result.wall_s else None,
+        },
+    }
+
+
+def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> None:
+    """``summary.json`` and ``jobs.csv`` (one row per submitted job)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    book = result.book
+    submit = np.asarray(book.submit_t)
+    keep = submit < result.trace.end
+    finish = np.asarray(book.finish)
+    runtime = np.asarray(book.runtime)
+    overhead = np.where(np.isfinite(finish), finish - submit - runtime, np.nan)
+    cols = [
+        submit,
+        finish,
+        np.asarray(book.attempts),
+        overhead,
+        np.asarray(book.good_wh),
+        np.asarray(book.wasted_wh),
+    ]
+    ids = np.asarray(book.ids, dtype=object)[keep]
+    table = np.column_stack([c[keep] for c in cols])
+    with (out / "jobs.csv").open("w") as fh:
+        fh.write("job_id,submit,finish,attempts,overhead_s,good_wh,wasted_wh\n")
+        for job_id, row in zip(ids, table.tolist(), strict=True):
+            s, f, a, o, g, w = row
+            fin = "" if f != f else f"{f:.0f}"
+            ovh = "" if o != o else f"{o:.0f}"
+            fh.write(f"{job_id},{s:.0f},{fin},{int(a)},{ovh},{g:.3f},{w:.3f}\n")
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """A short human summary: one figure a line."""
+    e, j, ev = summary["energy_mwh"], summary["jobs"], summary["evictions"]
+    ovh = summary["overhead_min_mean"]
+    lines = [
+        f"policy               {summary['policy']}",
+        f"machines             {summary['machines']}",
+        f"jobs submitted       {j['submitted']}",
+        f"jobs completed       {j['completed']}",
+        f"jobs never finished  {j['never_finished']}  (removed by their user)",
+        f"unfinished at end    {j['unfinished_at_end']}",
+        f"evictions            owner {ev['owner']}, reboot {ev['reboot']}",
+        f"overhead (mean)      {'n/a' if ovh is None else f'{ovh:.2f} min'}",
+        f"HTC energy           good {e['good']:.3f} MWh, wasted {e['wasted']:.3f} MWh, "
+        f"total {e['total']:.3f} MWh",
+        f"simulation           {summary['sim']['events']} events in {summary['sim']['wall_s']} s "
+        f"({summary['sim']['events_per_s']} events/s)",
+    ]
+    return "\n".join(lines)

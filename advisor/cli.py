@@ -1,65 +1,71 @@
-"""``htcondor-advisor``: one entry point, a subcommand per job (see ``advisor/commands``)."""
+"""``htcondor-advisor``: one entry point, a subcommand per job (see ``advisor/commands``).
+
+Only the chosen command's module is imported: the daemon (``run``) must start without loading
+the simulator, the research bench, matplotlib or scikit-learn that other commands need.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import (
-    bench,
-    bench_daemon,
-    check_config,
-    experiment,
-    explain,
-    policies,
-    replay,
-    scenario,
-    trace_export,
-    train_idle,
-    train_power,
+COMMANDS = {  # name: (module in advisor.commands, one-line help)
+    "scenario": ("scenario", "generate a scenario's trace files and plots"),
+    "replay": ("replay", "replay a trace under a policy"),
+    "policies": ("policies", "list the policies, the models each serves, their options"),
+    "bench": ("bench", "measure the simulator"),
+    "experiment": ("experiment", "reproduce a paper's figures (CSV and PNG)"),
+    "run": ("run", "run the advisor daemon (live, or the digital twin)"),
+    "check-config": ("check_config", "validate a daemon configuration file"),
+    "explain": ("explain", "why a machine has its advice"),
+    "bench-daemon": ("bench_daemon", "measure the daemon (cycle CPU, memory, crashes)"),
+    "trace": ("trace_export", "trace files from a live advisor's observations"),
+    "train-power": ("train_power", "train the or-ppo power agent (paper 001)"),
+    "train-idle": ("train_idle", "train and store idle-time models (paper 004)"),
+}
+USER_ERRORS = (  # (module, class): a mistake the user can fix, shown as one line
+    ("builtins", "FileNotFoundError"),
+    ("plugins.contract.policy", "OptionError"),
+    ("plugins.contract.config_checks", "ConfigError"),
+    ("simulator.sources", "SourceError"),
+    ("simulator.traces.errors", "TraceError"),
+    ("advisor.lab.model_store", "ModelStoreError"),
 )
-from advisor.commands import run as run_command
-from advisor.lab.model_store import ModelStoreError
-from plugins.contract.config_checks import ConfigError
-from plugins.contract.policy import OptionError
-from simulator.sources import SourceError
-from simulator.traces import TraceError
-
-COMMANDS = (
-    scenario,
-    replay,
-    policies,
-    bench,
-    experiment,
-    run_command,
-    check_config,
-    explain,
-    bench_daemon,
-    trace_export,
-    train_power,
-    train_idle,
-)
-USER_ERRORS: tuple[type[Exception], ...] = (OptionError, ConfigError, SourceError, TraceError)
-USER_ERRORS += (FileNotFoundError, ModelStoreError)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def user_errors() -> tuple[type[Exception], ...]:
+    """The user-error classes of the modules loaded so far: an exception cannot come from a
+    module never imported, so catching them needs no import of a heavy package."""
+    return tuple(getattr(sys.modules[m], name) for m, name in USER_ERRORS if m in sys.modules)
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The first word of ``argv`` that names a command (the one top-level option, --log-level,
+    takes a level, never a command name)."""
+    return next((word for word in argv if word in COMMANDS), None)
+
+
+def build_parser(chosen: str | None) -> argparse.ArgumentParser:
+    """Every command listed; only ``chosen`` gets its arguments (its module is imported)."""
     parser = argparse.ArgumentParser(
         prog="htcondor-advisor",
         description="Energy-aware, learning scheduling advice for HTCondor pools.",
     )
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(sub)
+    for name, (module, summary) in COMMANDS.items():
+        command = sub.add_parser(name, help=summary, description=summary)
+        if name == chosen:
+            importlib.import_module(f"advisor.commands.{module}").register(command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(chosen_command(words)).parse_args(words)
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),
@@ -67,7 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return int(args.handler(args) or 0)
-    except USER_ERRORS as exc:
+    except Exception as exc:
+        if not isinstance(exc, user_errors()):
+            raise
         print(f"htcondor-advisor {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -14,15 +14,9 @@ import itertools
 import math
 from collections.abc import Callable, Iterator
 from heapq import heappush
-from typing import Any, Protocol
+from typing import Any
 
 Callback = Callable[[Any], None]
-
-
-class Clock(Protocol):
-    """Where "now" comes from: the engine in a replay, the wall clock in the daemon."""
-
-    def now(self) -> float: ...
 
 
 class Engine:
@@ -71,9 +65,6 @@ class Engine:
         first = next(stream, None)
         if first is not None:
             self.at(first[0], step, first[1])
-
-    def pending(self) -> int:
-        return len(self._heap)
 
     def run(self, until: float, on_advance: Callable[[float], None] | None = None) -> int:
         """Process events with time < ``until``; ``on_advance(t)`` sees each new time (progress).

@@ -1,4 +1,5 @@
-"""The campus pool rules of DESIGN section 5, each on a hand-made trace whose answer is known."""
+"""The campus pool rules (docs/architecture.md section 4), each on a hand-made trace whose answer
+is known."""
 
 from __future__ import annotations
 

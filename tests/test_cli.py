@@ -9,6 +9,10 @@ import pytest
 from conftest import require
 
 from advisor.cli import main
+from advisor.commands.policies import first_paragraph
+from plugins.contract.option_pairs import option_text
+from plugins.contract.policy import OptionError
+from plugins.contract.registry import MODELS, available, policy_for
 
 REQUIRED = ["policy", "overhead_min_mean", "months"]
 
@@ -149,3 +153,115 @@ def test_fta_availability_drives_a_replay(shared_data: Path, tmp_path: Path) -> 
     assert summary["jobs"]["completed"] > 1000
     assert summary["pool_energy_mwh"]["down"] == 0  # down machines draw nothing
     assert summary["evictions"]["reboot"] > 0  # nightly reboots and node failures evict
+
+
+def _error_line(capsys: pytest.CaptureFixture) -> str:
+    """What a user error prints: one line (more would be a traceback or a usage dump)."""
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_scenario_names_the_campus_yaml_as_replay_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    missing = tmp_path / "campus.yaml"
+    named = f"--scenario-config: no such file: {missing}; check the path"
+    for option in ("--scenario-config", "--config"):  # --config: the older name, kept
+        assert main(["scenario", "campus", option, str(missing), "--out", str(tmp_path)]) == 2
+        assert _error_line(capsys).endswith(named)
+    replay = ["replay", "--scenario", "campus", "--scenario-config", str(missing)]
+    assert main([*replay, "--out", str(tmp_path)]) == 2
+    assert _error_line(capsys).endswith(named)
+    with pytest.raises(SystemExit):
+        main(["scenario", "--help"])
+    assert "--config is its older name" in " ".join(capsys.readouterr().out.split())
+
+
+def test_policies_shows_whole_descriptions_models_and_typable_defaults(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    assert main(["policies"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # as if no line were wrapped
+    for name, cls in available().items():
+        assert f"{name} (version {cls.VERSION}; models: {', '.join(sorted(cls.SERVES))})" in out
+        assert first_paragraph(cls.__doc__) in out
+    assert "--set history=all " in out and "--set qos=within-hour " in out
+    assert "--set initial_epsilon=off " in out and "--set shares='' " in out
+    assert "HistorySpec(" not in out and "QosBound(" not in out and "None" not in out
+
+
+def test_every_policy_says_what_it_does_and_serves_known_models() -> None:
+    for name, cls in available().items():
+        assert first_paragraph(cls.__doc__), f"{name}: no docstring"
+        assert cls.SERVES, name
+        assert not cls.SERVES - MODELS.keys(), f"{name}: serves unknown models"
+
+
+def test_every_default_is_shown_as_its_option_reads_it() -> None:
+    for cls in available().values():
+        for key, opt in cls.OPTIONS.items():
+            assert opt.parse(option_text(opt.default)) == opt.default, (cls.NAME, key)
+
+
+@pytest.mark.parametrize(
+    ("policy", "serves"),
+    [("fifo", "the grid-queue model"), ("or-oracle", "the dedicated model")],
+)
+def test_replay_refuses_a_policy_of_another_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture, policy: str, serves: str
+) -> None:
+    args = ["replay", "--scenario", "campus", "--days", "1", "--policy", policy]
+    assert main([*args, "--out", str(tmp_path)]) == 2
+    err = _error_line(capsys)
+    assert f"policy {policy!r} serves {serves}, not campus; choose one of: " in err
+    choices = err.split("choose one of: ")[1].split(", ")
+    assert "random" in choices and "timeout" in choices and policy not in choices
+
+
+def test_the_twin_refuses_a_policy_of_another_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    args = ["run", "--pool", "sim:campus", "--days", "1", "--scale", "0.02", "--policy", "sjf"]
+    assert main([*args, "--out", str(tmp_path)]) == 2
+    assert "policy 'sjf' serves the grid-queue model, not campus" in _error_line(capsys)
+    assert not (tmp_path / "state").exists()  # refused before the daemon set anything up
+
+
+def test_policy_for_takes_a_policy_in_each_model_it_serves() -> None:
+    assert policy_for("timeout", "campus") is policy_for("timeout", "dedicated")
+    assert policy_for("utility-sarsa", "grid-queue").NAME == "utility-sarsa"
+    with pytest.raises(OptionError, match="serves the campus and dedicated models, not grid-queue"):
+        policy_for("or-ppo", "grid-queue")
+
+
+@pytest.mark.parametrize("option", ["--machines", "--owners", "--jobs", "--swf", "--fta"])
+def test_a_missing_trace_file_is_named_with_its_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture, option: str
+) -> None:
+    present, missing = tmp_path / "present", tmp_path / "missing"
+    present.write_text("")
+    files = {o: present for o in ("--machines", "--owners", "--jobs")} | {option: missing}
+    args = ["replay", *(str(w) for pair in files.items() for w in pair)]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 2
+    line = _error_line(capsys)
+    assert (
+        line == f"htcondor-advisor replay: error: {option}: no such file: {missing}; check the path"
+    )
+
+
+def test_a_directory_or_relative_path_is_named_with_its_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["replay", "--machines", "m.yaml", "--owners", "o.csv", "--jobs", "j.csv"]
+    assert main([*args, "--out", "out"]) == 2
+    assert _error_line(capsys).endswith(
+        f"--machines: no such file: m.yaml; check the path (relative to {tmp_path})"
+    )
+    assert (
+        main(["train-idle", "--machines", str(tmp_path), "--until", "2010-07", "--out", "x"]) == 2
+    )
+    assert _error_line(capsys).endswith(
+        f"--machines: is a directory: {tmp_path}; name a file inside it"
+    )

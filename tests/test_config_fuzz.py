@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from advisor.cli import main
 from advisor.daemon.config import SECTIONS, load_config
 from advisor.daemon.fields import ConfigError
-from advisor.daemon.process import DaemonProcess
 from advisor.daemon.runtime import Daemon, make_policy
+from advisor.lab.daemon_process import DaemonProcess
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "advisor.yaml"
 SCALARS = [

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from advisor.daemon.process import DaemonProcess
 from advisor.lab.crash_bench import crash_twin
+from advisor.lab.daemon_process import DaemonProcess
 
 HOOK_LINE = re.compile(r'^Advisor[A-Za-z]+ = (-?[\d.e+-]+|true|false|"[^"]*"|\{[^}]*\})$')
 TWIN = ["--pool", "sim:campus", "--days", "2", "--scale", "0.05", "--seed", "3"]

@@ -9,7 +9,7 @@ import pytest
 from dedicatedkit import workload
 
 from advisor.cli import main
-from advisor.commands.train_power import checkpoint_path, load_checkpoint
+from advisor.lab.power_checkpoints import checkpoint_path, load_checkpoint
 from simulator.dedicated.days import Day, group_of, sequential_share, split_days, train_test_split
 from simulator.dedicated.environment import PowerEnv
 

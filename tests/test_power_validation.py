@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from advisor.cli import main
-from advisor.commands.train_power import best_path, checkpoint_path, load_checkpoint
+from advisor.lab.power_checkpoints import best_path, checkpoint_path, load_checkpoint
 from simulator.dedicated import episode, validation
 from simulator.dedicated.catalog import load_days
 from simulator.dedicated.validation import Score, Selector, validation_split

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.commands.train_power import checkpoint_path, load_checkpoint
+from advisor.lab.power_checkpoints import checkpoint_path, load_checkpoint
 
 
 def _iteration(path: Path) -> int:

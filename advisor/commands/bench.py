@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import resource
 import time
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from advisor.commands.replay import run_replay
 from advisor.commands.sources_args import add_source_args
-from simulator.campus.negotiator import Negotiator
-from simulator.hot_modules import HOT_MODULES, compiled_count
+
+if TYPE_CHECKING:
+    from simulator.campus.negotiator import Negotiator
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("bench", help="measure the simulator")
+def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("what", choices=["replay"])
     add_source_args(parser)
     parser.add_argument("--policy", default="random")
@@ -49,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
 def hot_modules() -> str:
     """Whether the replay ran compiled: the budget assumes a regular install (setup.py)."""
+    from simulator.hot_modules import HOT_MODULES, compiled_count
+
     compiled = compiled_count()
     if compiled == len(HOT_MODULES):
         return f"compiled ({compiled} modules, mypyc)"
@@ -60,6 +61,8 @@ def hot_modules() -> str:
 
 def print_decision_latency(negotiator: Negotiator) -> None:
     """Wall time of ``advise`` per negotiation cycle, and per placement decision it drew."""
+    import numpy as np
+
     calls = np.asarray(negotiator.advise_s)
     if not calls.size:
         return

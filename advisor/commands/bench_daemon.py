@@ -1,4 +1,4 @@
-"""``bench-daemon``: the daemon's budgets (DESIGN section 7) as printed figures.
+"""``bench-daemon``: the daemon's budgets (docs/architecture.md, section 5) as printed figures.
 
 ``cycle``   CPU of one observe-decide-publish cycle for a synthetic N-slot pool
 ``memory``  RSS at the start and end of a twin run (and the largest in between)
@@ -14,19 +14,12 @@ import os
 import tempfile
 from pathlib import Path
 
-from advisor.commands.sources_args import parse_sets
-from advisor.daemon.config import check_config
-from advisor.daemon.signals import Control
-from advisor.lab.bench_cycle import bench_cycles
-from advisor.lab.crash_bench import crash_twin, stop_halfway
-from advisor.lab.idle_connections_bench import hold_idle_connections, print_report
-from advisor.lab.twin_run import TwinOptions, run_twin
+from plugins.contract.option_pairs import parse_sets
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("bench-daemon", help="measure the daemon (cycle CPU, memory, crashes)")
+def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("what", choices=["cycle", "memory", "crash", "sigterm", "idle-connections"])
     parser.add_argument("--policy", default="random")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE")
@@ -67,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cycle(args: argparse.Namespace, work: Path) -> int:
+    from advisor.lab.bench_cycle import bench_cycles
+
     figures = bench_cycles(
         args.slots, args.events, args.cycles, args.policy, parse_sets(args.set), str(work)
     )
@@ -83,6 +78,10 @@ def _cycle(args: argparse.Namespace, work: Path) -> int:
 
 
 def _memory(args: argparse.Namespace, work: Path) -> int:
+    from advisor.daemon.config import check_config
+    from advisor.daemon.signals import Control
+    from advisor.lab.twin_run import TwinOptions, run_twin
+
     config = check_config(
         {
             "pool": {"kind": "sim", "days": args.days, "scale": args.scale, "seed": args.seed},
@@ -109,6 +108,8 @@ def _memory(args: argparse.Namespace, work: Path) -> int:
 
 
 def _crash(args: argparse.Namespace, work: Path) -> int:
+    from advisor.lab.crash_bench import crash_twin, stop_halfway
+
     twin = ["--pool", "sim:campus", "--days", str(args.days), "--scale", str(args.scale)]
     twin += ["--seed", str(args.seed), "--policy", args.policy]
     twin += [f"--set={s}" for s in args.set or []]
@@ -140,6 +141,8 @@ def _crash(args: argparse.Namespace, work: Path) -> int:
 
 
 def _idle_connections(args: argparse.Namespace, work: Path) -> int:
+    from advisor.lab.idle_connections_bench import hold_idle_connections, print_report
+
     # sim time passes 3600x: the campus twin has events (and so snapshots) every simulated hour
     twin = ["--pool", "sim:campus", "--speed", "3600", "--snapshot-interval", "1h"]
     twin += ["--seed", str(args.seed), "--policy", args.policy]

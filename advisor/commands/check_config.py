@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from advisor.daemon.config import load_config
 
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("check-config", help="validate a daemon configuration file")
+def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from advisor.daemon.config import load_config
+
     config = load_config(args.file)
     host, port = config.publish["listen"]
     print(f"{args.file}: ok")

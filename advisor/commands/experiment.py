@@ -1,4 +1,7 @@
-"""``experiment NAME``: the papers' tables and figures, found in ``advisor/lab/experiments``."""
+"""``experiment NAME``: the papers' tables and figures, found in ``advisor/lab/experiments``.
+
+Listing them imports every experiment (matplotlib, the simulator): done only when chosen.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +23,7 @@ def experiment_modules() -> list[ModuleType]:
     return sorted(modules, key=lambda m: m.NAME)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("experiment", help="reproduce a paper's figures (CSV and PNG)")
+def register(parser: argparse.ArgumentParser) -> None:
     names = parser.add_subparsers(dest="experiment", required=True, metavar="NAME")
     for module in experiment_modules():
         one = names.add_parser(module.NAME, help=module.HELP, description=module.HELP)

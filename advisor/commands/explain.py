@@ -10,13 +10,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from advisor.daemon.explain import explain_machine, format_explanation
-from advisor.daemon.fields import ConfigError
-from advisor.daemon.state_store import StateStore
+from plugins.contract.config_checks import ConfigError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("explain", help="why a machine has its advice")
+def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("machine")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--url", default="http://127.0.0.1:9681", help="a running daemon")
@@ -38,6 +35,9 @@ def from_daemon(url: str, machine: str) -> dict[str, Any]:
 
 
 def from_state(directory: Path, machine: str) -> dict[str, Any]:
+    from advisor.daemon.explain import explain_machine
+    from advisor.daemon.state_store import StateStore
+
     if not directory.is_dir():
         raise ConfigError(f"explain: {directory}: no such state directory")
     loaded = StateStore(directory).load_newest()
@@ -48,6 +48,8 @@ def from_state(directory: Path, machine: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from advisor.daemon.explain import format_explanation
+
     if args.state_dir is not None:
         data = from_state(args.state_dir, args.machine)
     else:

@@ -7,22 +7,19 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+from advisor.commands.sources_args import add_source_args, source_spec
 
-from advisor.commands.sources_args import add_source_args, parse_sets, source_spec
-from advisor.lab.training_map import process_map
-from simulator.campus.replay import ReplayResult, build_policy, replay
-from simulator.campus.summary import format_table, summarize, write_outputs
-from simulator.sources import assemble
+if TYPE_CHECKING:
+    from simulator.campus.replay import ReplayResult
 
 log = logging.getLogger("htcondor_advisor.replay")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("replay", help="replay a trace under a policy")
+def register(parser: argparse.ArgumentParser) -> None:
     add_source_args(parser)
-    parser.add_argument("--policy", default="random", help="registered policy name")
+    parser.add_argument("--policy", default="random", help="a policy serving the campus model")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
     parser.add_argument("--out", type=Path, required=True, help="directory for the outputs")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -35,6 +32,8 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
     if not enabled:
         yield None
         return
+    from tqdm import tqdm
+
     with tqdm(total=100, unit="%", delay=2.0, desc="replay", leave=False) as bar:
 
         def update(fraction: float) -> None:
@@ -44,6 +43,13 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
 
 
 def run_replay(args: argparse.Namespace) -> ReplayResult:
+    from advisor.lab.training_map import process_map
+    from plugins.contract.option_pairs import parse_sets
+    from plugins.contract.registry import policy_for
+    from simulator.campus.replay import build_policy, replay
+    from simulator.sources import assemble
+
+    policy_for(args.policy, "campus")  # before the trace: a wrong name fails at once
     trace, notes = assemble(source_spec(args))
     for note in notes:
         log.info(note)
@@ -59,6 +65,8 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
 
 
 def run(args: argparse.Namespace) -> int:
+    from simulator.campus.summary import format_table, summarize, write_outputs
+
     result = run_replay(args)
     summary = summarize(result)
     write_outputs(result, summary, args.out)

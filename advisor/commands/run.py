@@ -1,4 +1,8 @@
-"""``run``: the advisor daemon, live (``pool.kind: condor``) or as the digital twin (``sim``)."""
+"""``run``: the advisor daemon, live (``pool.kind: condor``) or as the digital twin (``sim``).
+
+The daemon's modules are imported once the arguments are parsed; the twin's (the simulator, the
+bench) only for a simulated pool, so a live daemon never loads them.
+"""
 
 from __future__ import annotations
 
@@ -8,26 +12,18 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.commands.replay import progress_bar
-from advisor.commands.sources_args import parse_sets
-from advisor.daemon.config import DaemonConfig, check_config, load_config, merge
-from advisor.daemon.config_host import check_host, listen_error
-from advisor.daemon.fields import ConfigError
-from advisor.daemon.logs import setup_daemon_logging
-from advisor.daemon.pools import POOL_KINDS
-from advisor.daemon.runtime import Daemon, make_policy
-from advisor.daemon.schedule import run_live
-from advisor.daemon.signals import Control
-from advisor.lab.twin_run import TwinOptions, run_twin
-from simulator.campus.summary import format_table
+
+if TYPE_CHECKING:
+    from advisor.daemon.config import DaemonConfig
+    from advisor.daemon.signals import Control
 
 log = logging.getLogger("htcondor_advisor.run")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run the advisor daemon (live, or the digital twin)")
+def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, help="YAML configuration (see examples/)")
     parser.add_argument("--pool", help="override the pool, e.g. sim:campus")
     parser.add_argument("--days", type=int, help="twin: simulated days")
@@ -48,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """The command line as configuration sections (checked like the file)."""
+    from plugins.contract.option_pairs import parse_sets
+
     out: dict[str, dict[str, Any]] = {}
     if args.pool:
         kind, _, arg = args.pool.partition(":")
@@ -75,6 +73,9 @@ def overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def resolve(args: argparse.Namespace) -> DaemonConfig:
+    from advisor.daemon.config import check_config, load_config, merge
+    from advisor.daemon.fields import ConfigError
+
     extra = overrides(args)
     if args.config is not None:
         return load_config(args.config, extra)
@@ -84,7 +85,14 @@ def resolve(args: argparse.Namespace) -> DaemonConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from advisor.daemon.config_host import check_host, listen_error
+    from advisor.daemon.logs import setup_daemon_logging
+    from advisor.daemon.signals import Control
+    from plugins.contract.registry import policy_for
+
     config = resolve(args)
+    if config.simulated:  # the twin's pool is the campus model
+        policy_for(config.policy["name"], "campus")
     check_host(config, starting=True)  # the state directory made 0700, paths and host checked
     setup_daemon_logging(config.logging["level"])
     control = Control()
@@ -101,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_twin(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
+    from advisor.lab.twin_run import TwinOptions, run_twin
+    from simulator.campus.summary import format_table
+
     show = not args.no_progress and config.pool["speed"] is None and sys.stderr.isatty()
     with progress_bar(show) as update:
         opts = TwinOptions(args.out, args.config, overrides(args), args.once, update)
@@ -125,6 +136,10 @@ def live_pool_settings(config: DaemonConfig, policy_label: str) -> dict[str, Any
 
 
 def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
+    from advisor.daemon.pools import POOL_KINDS
+    from advisor.daemon.runtime import Daemon, make_policy
+    from advisor.daemon.schedule import run_live
+
     kind = POOL_KINDS[config.pool["kind"]]
     assert kind.build is not None, "every live pool kind has a factory"
     machines: dict = {}

@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simulator.campus.scenario import generate_campus, load_campus_config
-from simulator.traces import write_inventory, write_jobs, write_owner_sessions
+from advisor.commands.sources_args import check_input_files
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("scenario", help="generate a scenario's trace files and plots")
+def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=["campus"])
-    parser.add_argument("--config", type=Path, help="campus YAML (default: the bundled one)")
+    parser.add_argument(
+        "--scenario-config",
+        "--config",
+        type=Path,
+        metavar="YAML",
+        help="campus YAML (default: the bundled one); --config is its older name, still accepted",
+    )
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
@@ -22,8 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from simulator.campus.plots import plot_scenario  # matplotlib: only when plotting
+    from simulator.campus.scenario import generate_campus, load_campus_config
+    from simulator.traces import write_inventory, write_jobs, write_owner_sessions
 
-    trace = generate_campus(load_campus_config(args.config), args.days, args.scale, args.seed)
+    check_input_files(args)
+    config = load_campus_config(args.scenario_config)
+    trace = generate_campus(config, args.days, args.scale, args.seed)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     write_inventory(trace.inventory, out / "machines.yaml")

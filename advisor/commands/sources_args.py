@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from plugins.contract.policy import OptionError
-from simulator.sources import SourceSpec
+if TYPE_CHECKING:
+    from simulator.sources import SourceSpec
+
+INPUT_FILES = ("scenario_config", "machines", "owners", "jobs", "swf", "fta")
+"""The options that name a file to read, by their ``args`` attribute."""
+OPEN_ERRORS = {
+    FileNotFoundError: ("no such file", "check the path"),
+    IsADirectoryError: ("is a directory", "name a file inside it"),
+    PermissionError: ("permission denied", "make it readable for this user"),
+}
 
 
 def add_source_args(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +34,10 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
 
 
 def source_spec(args: argparse.Namespace) -> SourceSpec:
+    """The sources named on the command line, every input file checked readable."""
+    from simulator.sources import SourceSpec
+
+    check_input_files(args)
     return SourceSpec(
         scenario=args.scenario,
         scenario_config=args.scenario_config,
@@ -40,12 +53,21 @@ def source_spec(args: argparse.Namespace) -> SourceSpec:
     )
 
 
-def parse_sets(pairs: list[str] | None) -> dict[str, str]:
-    """``--set key=value`` pairs as a dict (values are parsed by the policy's options)."""
-    options: dict[str, str] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise OptionError(f"--set {pair!r}: expected key=value, e.g. --set epsilon=0.1")
-        options[key.strip()] = value.strip()
-    return options
+def check_input_files(args: argparse.Namespace) -> None:
+    """Open every input file named before any work: a reader deep inside would only raise an
+    ``OSError`` naming the path, not the option, and maybe after minutes of generation."""
+    from simulator.sources import SourceError
+
+    for name in INPUT_FILES:
+        path = getattr(args, name, None)
+        if path is None:
+            continue
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            what, fix = OPEN_ERRORS.get(type(exc), (exc.strerror or str(exc), "check the file"))
+            if isinstance(exc, FileNotFoundError) and not Path(path).is_absolute():
+                fix += f" (relative to {Path.cwd()})"
+            option = "--" + name.replace("_", "-")
+            raise SourceError(f"{option}: {what}: {path}; {fix}") from None

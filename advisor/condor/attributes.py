@@ -1,4 +1,4 @@
-"""Advice as the ``Advisor*`` ClassAd attributes of DESIGN section 3, and as hook output lines.
+"""Advice as the ``Advisor*`` ClassAd attributes (docs/architecture.md section 3) and hook lines.
 
 One definition serves the collector merge (a ClassAd), the HTTP endpoint and the STARTD_CRON hook
 (``Attr = value`` lines): the attribute names and their encoding cannot drift apart.

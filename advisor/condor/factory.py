@@ -29,7 +29,7 @@ from advisor.ports import AdviceSink, PoolSource
 from plugins.contract.policy import MachineInfo
 
 NORMAL_WATTS = {"active": 57.0, "idle": 40.0, "sleep": 2.0}
-"""DESIGN section 5, type Normal."""
+"""docs/architecture.md section 4, type Normal."""
 
 
 def machine_inventory(

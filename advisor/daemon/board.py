@@ -1,4 +1,4 @@
-"""The advice currently published, per machine, and its ClassAd form (DESIGN section 3).
+"""The advice currently published, per machine, and its ClassAd form (docs/architecture.md 3).
 
 The board is the HTTP endpoint's sink: each round replaces the advice of the machines it names;
 the others keep theirs until it expires. Expired advice is never served, so a stalled daemon

@@ -50,7 +50,7 @@ MAX_SCALE = 100.0
 
 
 def _watts(raw: Any, path: str) -> dict[str, float]:
-    """``{active, idle, sleep}`` power draw in W, each >= 0 (DESIGN section 5)."""
+    """``{active, idle, sleep}`` power draw in W, each >= 0 (docs/architecture.md, section 4)."""
     if not isinstance(raw, dict) or set(raw) != set(WATTS):
         raise f.fail(path, "must be a mapping with exactly active, idle and sleep (W)", raw)
     return {k: f.number(raw[k], f"{path}.{k}", lo=0.0) for k in WATTS}

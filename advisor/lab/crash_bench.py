@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.daemon.process import DaemonProcess
 from advisor.daemon.state_store import StateStore
+from advisor.lab.daemon_process import DaemonProcess
 
 RESUMED = re.compile(r"resumed from (snapshot-\d+\.json) \(saved at (\d+)")
 

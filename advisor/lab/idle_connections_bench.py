@@ -25,8 +25,8 @@ from urllib.parse import quote
 import numpy as np
 
 from advisor.daemon.http_server import raise_fd_limit
-from advisor.daemon.process import DaemonProcess
 from advisor.daemon.state_store import StateStore, read_snapshot
+from advisor.lab.daemon_process import DaemonProcess
 
 LIMITS = re.compile(r"at most \d+ connections, descriptor limit \d+")
 

@@ -1,9 +1,9 @@
 """Trained idle-time models on disk, with what they were trained on and by which libraries.
 
 A store is a directory: ``meta.json`` (training window, feature list, options, library versions,
-scores) and ``models.pkl`` (the fitted scikit-learn estimators). A pickle from another
-scikit-learn version may load into something subtly different, so the version is checked from
-``meta.json`` before anything is unpickled, and a mismatch is refused with the fix.
+scores) and ``models.pkl`` (the fitted scikit-learn estimators). The library versions are kept
+because a pickle from another scikit-learn may load into something subtly different: whoever
+unpickles the models (a notebook, a later warm start) checks them first.
 """
 
 from __future__ import annotations
@@ -83,23 +83,3 @@ def read_meta(directory: Path) -> dict[str, Any]:
             f"{path}: not valid JSON ({exc}); retrain into a fresh --out"
         ) from None
     return meta
-
-
-def load_models(directory: Path) -> tuple[dict[str, Any], dict[str, ModelPair]]:
-    """(meta, models); refused before unpickling when scikit-learn's version differs."""
-    meta = read_meta(directory)
-    if meta.get("format") != STORE_FORMAT:
-        raise ModelStoreError(
-            f"{directory}: store format {meta.get('format')!r}, expected {STORE_FORMAT}; retrain"
-        )
-    trained = meta.get("libraries", {}).get("scikit-learn")
-    running = library_versions()["scikit-learn"]
-    if trained != running:
-        raise ModelStoreError(
-            f"{directory}: models were trained with scikit-learn {trained}, this is "
-            f"{running}; retrain them with `htcondor-advisor train-idle` "
-            f"(or install scikit-learn=={trained})"
-        )
-    with open(directory / MODELS, "rb") as fh:
-        models: dict[str, ModelPair] = pickle.load(fh)
-    return meta, models

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 
@@ -48,7 +48,6 @@ class TwinPool:
         self.machines = machines
         self.buffer: list[Event] = []
         self.view: PoolView = EMPTY_VIEW
-        self.published = Advice()
         self.clock: Any = lambda: 0.0
         self.resume_at: float | None = None
         self.delivered = False
@@ -74,13 +73,12 @@ class TwinPool:
         self.resume_at = float(cursor["time"])
 
     def publish(self, advice: Advice, now: float) -> None:
-        self.published = advice
         self.delivered = True
 
 
 class NegotiatorBridge:
-    """Stands in for the policy inside the simulator's negotiator (which only calls ``advise``):
-    one negotiation = one daemon cycle; the answer is what the daemon published to the twin."""
+    """What the simulator's negotiator asks in the twin (an ``AdviceSource``): one negotiation =
+    one daemon cycle; the answer is what the daemon published to the twin."""
 
     def __init__(self, twin: TwinPool) -> None:
         self.twin = twin
@@ -90,9 +88,6 @@ class NegotiatorBridge:
     def ASKS_ONLY_WHEN_FREED(self) -> bool:
         """Asked as the host's policy would be, so the twin makes a replay's calls."""
         return self.host is not None and self.host.policy.ASKS_ONLY_WHEN_FREED
-
-    def as_policy(self) -> Policy:
-        return cast(Policy, self)
 
     def advise(self, view: PoolView, now: float) -> Advice:
         """Run one cycle; the negotiator gets what reached the twin's sink (nothing on a dry run

@@ -61,9 +61,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     oracle = TraceOracle(trace) if policy_class(config.policy["name"]).NEEDS_ORACLE else None
     twin = TwinPool(pool, machines)
     bridge = NegotiatorBridge(twin)
-    world = build_world(
-        trace, bridge.as_policy(), pool["seed"], PoolRules(), 60.0, twin.emit, twin.emit
-    )
+    world = build_world(trace, bridge, pool["seed"], PoolRules(), 60.0, twin.emit, twin.emit)
     engine = world.engine
     twin.clock = engine.now
     twin.cache = world.negotiator.cache

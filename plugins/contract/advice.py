@@ -1,4 +1,4 @@
-"""Advice types (DESIGN section 3) and the ClassAd attribute names they are published under.
+"""Advice types (docs/architecture.md section 3) and the ClassAd attributes they are published as.
 
 Neutral values are the defaults, so "no advice" and "expired advice" mean the same thing:
 the pool behaves as if the advisor did not exist.
@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-
-from plugins.contract.direct_init import direct_init
 
 PRIOR_HOURS_CLASSES = 24
 """Jobs are classed by their longest earlier attempt in whole hours, 0..23 (paper 000, sec. 4)."""
@@ -23,7 +21,6 @@ class PowerAdvice(StrEnum):
     WAKE = "wake"
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class MachineAdvice:
     """Advice for one machine; a negative rank keeps jobs of that class off the machine."""

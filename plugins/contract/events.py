@@ -1,4 +1,4 @@
-"""Canonical events (DESIGN section 3): what a live pool or a trace replay tells a policy.
+"""Canonical events (docs/architecture.md section 3): what a live pool or a replay tells a policy.
 
 Times are float seconds since the Unix epoch (UTC); a machine is named by its HTCondor ``Machine``.
 Events are frozen so a policy can keep them without copying.
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-
-from plugins.contract.direct_init import direct_init
 
 
 class PowerState(StrEnum):
@@ -32,21 +30,18 @@ class AttemptOutcome(StrEnum):
     HELD = "held"
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class OwnerSessionStarted:
     time: float
     machine: str
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class OwnerSessionEnded:
     time: float
     machine: str
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class MachinePowerChanged:
     time: float
@@ -54,7 +49,6 @@ class MachinePowerChanged:
     state: PowerState
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class JobQueued:
     """A job entered (or re-entered) the idle queue with what is known at that moment."""
@@ -72,7 +66,6 @@ class JobQueued:
     """The job may run as several replicas (``JobAdvice.replicas``, paper 003)."""
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class JobRemoved:
     """The user removed a job that was not running (a running one ends in ``AttemptEnded``)."""
@@ -81,7 +74,6 @@ class JobRemoved:
     job_id: str
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class AttemptStarted:
     time: float
@@ -89,7 +81,6 @@ class AttemptStarted:
     machine: str
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class AttemptEnded:
     time: float

@@ -15,7 +15,6 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from plugins.contract.advice import Advice
-from plugins.contract.direct_init import direct_init
 from plugins.contract.events import ALL_POWER_STATES, Event, PowerState
 
 
@@ -31,7 +30,6 @@ class MachineInfo:
     sleep_watts: float
 
 
-@direct_init
 @dataclass(frozen=True, slots=True)
 class MachineView:
     """A machine the negotiator could use now: awake and free (``idle``) or ``sleep``-ing.
@@ -105,14 +103,20 @@ class Policy(ABC):
     VERSION: ClassVar[str] = "1"
     OPTIONS: ClassVar[Mapping[str, Option]] = {}
     WANTS: ClassVar[frozenset[type]] = frozenset()
-    """Event kinds this policy learns from; the driver skips building the others (speed)."""
+    """Event kinds this policy learns from. In the contract because it is what the policy is:
+    the daemon counts what was learned by it, and a replay builds no event nobody reads."""
     WANTS_POWER: ClassVar[frozenset[PowerState]] = ALL_POWER_STATES
-    """Of ``MachinePowerChanged`` (when wanted), the new states learned from; likewise."""
+    """Of ``MachinePowerChanged`` (when wanted), the new states learned from; in the contract for
+    the same reason (a campus year has millions of sleeps and wakes few policies read)."""
     NEEDS_ORACLE: ClassVar[bool] = False
+    """Reads the future (``context.oracle``): replays only, refused live."""
+    SERVES: ClassVar[frozenset[str]] = frozenset({"campus"})
+    """The models it can act in (``registry.MODELS``); ``registry.policy_for`` refuses the rest."""
     ASKS_ONLY_WHEN_FREED: ClassVar[bool] = False
     """True: advice for a free machine does not depend on it being awake or asleep, so a driver
     asks about a machine when it becomes free or its advice lapses, and a machine that merely
-    falls asleep, wakes or reboots while free keeps its advice (a year has millions of those)."""
+    falls asleep, wakes or reboots while free keeps its advice (a year has millions of those).
+    In the contract because only the policy knows what its advice depends on."""
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
         self.context = context

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.ensemble import RandomForestRegressor
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.neural_network import MLPRegressor
 
 from plugins.idle.history import DAY
+
+if TYPE_CHECKING:  # scikit-learn takes a second to import: only ``fit_pair`` needs it
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.neural_network import MLPRegressor
 
 MLP_LAYERS = (18, 14, 9, 10)
 """The hidden layers the paper found best, with ReLU and Adam (sec. VI-B3)."""
@@ -142,6 +144,10 @@ class ModelPair:
 
 def fit_pair(task: FitTask) -> ModelPair:
     """Fit both regressors on one group's samples (pure: same task, same models)."""
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPRegressor
+
     budget = task.budget
     y = task.y / DAY
     rf = RandomForestRegressor(

@@ -1,7 +1,7 @@
 """The ML scheduler of paper 004 (Algorithm 1) on per-machine idle-time models, retrained monthly.
 
-Algorithm 1 through the advice (DESIGN section 3): every free or sleeping machine publishes
-``AdvisorPredictedIdle`` (the predicted idle time still ahead) and ``AdvisorRank`` = that
+Algorithm 1 through the advice (docs/architecture.md section 3): every free or sleeping machine
+publishes ``AdvisorPredictedIdle`` (the predicted idle time still ahead) and ``AdvisorRank`` = that
 prediction, so a fresh job (p = 0) takes the machine with the longest predicted idle time, idle
 machines before sleeping ones (the negotiator's order); a machine predicted to have no idle time
 left is held (line 8: ``predictedIdle > p`` fails for every job). A job that ran before gets

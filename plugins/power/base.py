@@ -43,6 +43,8 @@ def idle_longer_than(view: ClusterView, seconds: float) -> tuple[int, ...]:
 class PowerPolicy(Policy):
     """A policy deciding node power for a dedicated cluster, usable by simulator and daemon."""
 
+    SERVES = frozenset({"campus", "dedicated"})
+
     def bind_oracle(self, oracle: RuntimeOracle) -> None:
         raise RuntimeError(f"{self.NAME} reads no future runtimes")
 

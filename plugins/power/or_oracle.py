@@ -34,6 +34,7 @@ class OrOraclePolicy(PowerPolicy):
 
     NAME = "or-oracle"
     NEEDS_ORACLE = True
+    SERVES = frozenset({"dedicated"})  # its runtimes oracle exists only in the dedicated model
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "tau": Option(0.5, float, "allowed wait as a share of the walltime", _fraction),
         "base_t": Option(0.0, float, "idle minutes before an unreserved node goes off", _fraction),

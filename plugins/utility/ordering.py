@@ -47,6 +47,7 @@ class UtilityOrderingPolicy(Policy):
 
     OPTIONS: ClassVar[Mapping[str, Option]] = UTILITY_OPTIONS
     WANTS = frozenset({JobQueued, AttemptStarted, AttemptEnded})
+    SERVES = frozenset({"grid-queue"})
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(context, options)

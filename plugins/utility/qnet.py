@@ -9,10 +9,12 @@ far (batch re-learning).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.neural_network import MLPRegressor
+
+if TYPE_CHECKING:  # scikit-learn takes a second to import: only a network being built needs it
+    from sklearn.neural_network import MLPRegressor
 
 MINIBATCH = 32
 """Examples per SGD step when re-learning from all examples."""
@@ -27,6 +29,8 @@ class QNetwork:
         self.fitted = False
 
     def _fresh(self) -> MLPRegressor:
+        from sklearn.neural_network import MLPRegressor
+
         return MLPRegressor(
             hidden_layer_sizes=(self.hidden,),
             activation="logistic",

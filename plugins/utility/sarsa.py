@@ -69,6 +69,10 @@ def _squash(seconds: np.ndarray | float) -> np.ndarray:
 
 
 class UtilitySarsaPolicy(UtilityOrderingPolicy):
+    """SARSA (paper 002, figure 1): an MLP learns the value of starting each waiting job, rewarded
+    by its time utility per processor minute and its VO's share deficit; EDF takes the first
+    decisions, which train the network off-line before SARSA takes over."""
+
     NAME = "utility-sarsa"
     OPTIONS: ClassVar[Mapping[str, Option]] = SARSA_OPTIONS
 

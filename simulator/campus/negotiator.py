@@ -33,9 +33,10 @@ from itertools import compress
 import numpy as np
 
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
-from plugins.contract.policy import MachineView, Policy, PoolView
+from plugins.contract.policy import MachineView, PoolView
 from simulator.campus.advice_cache import AdviceCache, Filed
 from simulator.campus.advice_groups import AdviceGroups
+from simulator.campus.advice_source import AdviceSource
 from simulator.campus.group_levels import Level
 from simulator.campus.job_book import JobBook
 from simulator.campus.named_advice import apply_names
@@ -49,7 +50,7 @@ class Negotiator:
         engine: Engine,
         pool: CampusPool,
         book: JobBook,
-        policy: Policy,
+        policy: AdviceSource,
         rng: np.random.Generator,
         job_index: dict[str, int],
         interval: float = 60.0,

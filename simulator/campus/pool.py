@@ -1,6 +1,6 @@
-"""The multi-use ("campus") pool of DESIGN section 5: machines that are asleep, idle, used by their
-owner, running an HTC job, or down; with sleep timers, the job-start delay after an owner leaves,
-the nightly 03:00 reboot, and energy accounted per state and machine.
+"""The multi-use ("campus") pool of docs/architecture.md section 4: machines that are asleep,
+idle, used by their owner, running an HTC job, or down; with sleep timers, the job-start delay
+after an owner leaves, the nightly 03:00 reboot, and energy accounted per state and machine.
 
 Machine state lives in parallel lists indexed by machine number: a year has millions of
 transitions and attribute lookups on lists are the cheapest Python offers.

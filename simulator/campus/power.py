@@ -8,7 +8,7 @@ asked about every awake free and every sleeping machine, and its advice takes ef
 - "may-sleep" and "on": the pool's own sleep timers decide. Under the execute-point fragment
   fresh "on" would keep a machine up, but the campus rules never put a machine to sleep before
   15 idle minutes, later than any advice lifetime the power policies use, so nothing differs;
-- ``hold``: the negotiator asks ``as_negotiator_policy()``, which returns the latest advice of
+- ``hold``: the negotiator asks this object (``advise``), which returns the latest advice of
   this tick, so held (reserved) machines get no job, as with ``AdvisorHold`` in START.
 
 The policy is asked once per tick about the whole pool, so a reservation counts every machine.
@@ -16,11 +16,8 @@ The policy is asked once per tick about the whole pool, so a reservation counts 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
-
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice, PowerAdvice
-from plugins.contract.policy import MachineView, Policy, PolicyContext, PoolView
+from plugins.contract.policy import MachineView, PoolView
 from plugins.power.base import PowerPolicy
 from simulator.campus.job_book import JobBook
 from simulator.campus.pool import CampusPool
@@ -56,23 +53,13 @@ class CampusPower:
             self.applied["held"] += advice.hold
         self.engine.at(now + TICK_S, self.tick)
 
-    def as_negotiator_policy(self) -> Policy:
-        return _LatestAdvice(self)
-
-
-class _LatestAdvice(Policy):
-    """What the negotiator sees: the power policy's advice of the latest tick (no second call,
-    so a learning policy's history holds one observation per minute)."""
-
-    NAME = "campus-power-advice"
-    OPTIONS: ClassVar[Mapping[str, Any]] = {}
-
-    def __init__(self, power: CampusPower) -> None:
-        super().__init__(PolicyContext({}))
-        self.power = power
+    ASKS_ONLY_WHEN_FREED = False
+    """The power advice of a free machine changes while it sleeps or wakes."""
 
     def advise(self, view: PoolView, now: float) -> Advice:
-        latest = self.power.latest
+        """What the negotiator sees: the advice of the latest tick (the policy is not asked a
+        second time, so a learning policy's history holds one observation per minute)."""
+        latest = self.latest
         advice = Advice()
         for machine in view.machines:
             advice.machines[machine.name] = latest.get(machine.name, NEUTRAL_MACHINE_ADVICE)

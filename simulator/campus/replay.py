@@ -22,8 +22,9 @@ from plugins.contract.events import (
     PowerState,
 )
 from plugins.contract.policy import MachineInfo, Policy, PolicyContext
-from plugins.contract.registry import policy_class
+from plugins.contract.registry import policy_for
 from plugins.power.base import PowerPolicy
+from simulator.campus.advice_source import AdviceSource
 from simulator.campus.job_book import JobBook
 from simulator.campus.month_stats import MonthStats, month_starts
 from simulator.campus.negotiator import Negotiator
@@ -68,7 +69,7 @@ def build_policy(
 ) -> Policy:
     """Instantiate a registered policy for this trace (oracles get the trace's future);
     ``parallel_map`` lets a learning policy fit its models in worker processes."""
-    cls = policy_class(name)
+    cls = policy_for(name, "campus")
     context = PolicyContext(
         machines=machine_infos(trace), seed=seed, terms=trace.terms, parallel_map=parallel_map
     )
@@ -133,7 +134,7 @@ class World:
 
 def build_world(
     trace: Trace,
-    advisor: Policy,
+    advisor: AdviceSource,
     seed: int,
     rules: PoolRules,
     negotiation_interval: float,
@@ -170,7 +171,7 @@ def build_world(
     rng = np.random.default_rng(seed + 7919)
     job_index = {job_id: j for j, job_id in enumerate(trace.jobs.job_id)}
     power = CampusPower(engine, pool, book, advisor) if isinstance(advisor, PowerPolicy) else None
-    asked = advisor if power is None else power.as_negotiator_policy()
+    asked = advisor if power is None else power
     negotiator = Negotiator(engine, pool, book, asked, rng, job_index, negotiation_interval)
     book.on_queued = listener.machine_freed = negotiator.request  # direct: ~0.5 M calls a month
 

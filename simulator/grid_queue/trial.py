@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from plugins.contract.policy import PolicyContext
-from plugins.contract.registry import policy_class
+from plugins.contract.registry import policy_for
 from simulator.grid_queue.run import GridRun, GridSimulation, processors
 from simulator.grid_queue.stats import fairness_over_time, waiting_stats
 from simulator.grid_queue.workload import GridWorkload
@@ -53,7 +53,7 @@ class TrialResult:
 
 
 def simulate(workload: GridWorkload, trial: Trial, state: dict[str, Any] | None = None) -> GridRun:
-    cls = policy_class(trial.policy)
+    cls = policy_for(trial.policy, "grid-queue")
     options = {"shares": workload.shares, **trial.options}
     policy = cls(PolicyContext(processors(workload.processors), seed=trial.seed), options)
     if state is not None:
@@ -65,7 +65,7 @@ def offline_state(trial: Trial) -> dict[str, Any]:
     """SARSA's network after learning from EDF's decisions on the training workload."""
     train = trial.build(**(trial.train_args or {}))
     teacher = Trial(trial.build, {}, trial.policy, {**trial.options, "warm_decisions": len(train)})
-    cls = policy_class(trial.policy)
+    cls = policy_for(trial.policy, "grid-queue")
     options = {"shares": train.shares, **teacher.options}
     policy = cls(PolicyContext(processors(train.processors), seed=trial.seed), options)
     GridSimulation(train, policy).run()

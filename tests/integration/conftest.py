@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import require
 
-from advisor.daemon.process import DaemonProcess
+from advisor.lab.daemon_process import DaemonProcess
 from integration.pool.pool import COLLECTOR, DEFAULT_CHROOT, ChrootPool, build_chroot
 
 TEST_POLICIES = Path(__file__).resolve().parent / "policies"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.daemon.process import DaemonProcess
+from advisor.lab.daemon_process import DaemonProcess
 from integration.conftest import (
     DaemonStarter,
     _pool_up,

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor.daemon.process import DaemonProcess
+from advisor.lab.daemon_process import DaemonProcess
 from integration.conftest import TEST_POLICIES, running_job_ads, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
 from integration.test_real_pool_events import job

@@ -9,12 +9,12 @@ from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
     baseline,
-    plt,
     run_tasks,
     save_plot,
     scale_note,
     write_csv,
 )
+from simulator.plotting import figure, legend_outside, tight_range
 
 NAME = "epsilon-sigma"
 HELP = "bandit-cluster over the epsilon x sigma grid (paper 000 figures 7-11)"
@@ -50,19 +50,24 @@ def run(args: argparse.Namespace) -> int:
     write_csv(rows, args.out / "epsilon_sigma.csv")
     grid = rows[1:]
     for key, label in METRICS:
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = figure(7, 4)
         for e in eps:
             ys = [r[key] for r in grid if r["epsilon"] == e]
             ax.plot(sig, ys, marker="o", label=f"epsilon {e}")
         ax.axhline(base[key], color="k", linestyle="--", label="random")
+        tight_range(ax, [r[key] for r in rows])
         ax.set(xlabel="sigma", ylabel=label, title=f"{args.policy}: {scale_note(args)}")
-        ax.legend(fontsize=7)
+        legend_outside(ax)
         save_plot(fig, args.out / f"{key}.png")
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.scatter([r["overhead_min"] for r in grid], [r["total_mwh"] for r in grid], c="tab:blue")
+    fig, ax = figure(7, 4)
+    for e in eps:
+        mine = [r for r in grid if r["epsilon"] == e]
+        xs, ys = [r["overhead_min"] for r in mine], [r["total_mwh"] for r in mine]
+        ax.scatter(xs, ys, label=f"epsilon {e}")
     ax.scatter([base["overhead_min"]], [base["total_mwh"]], c="k", marker="x", label="random")
-    ax.set(xlabel="mean overhead (min)", ylabel="total energy (MWh)", title="figure 11")
-    ax.legend()
+    ax.set(xlabel="mean overhead (min)", ylabel="total energy (MWh)")
+    ax.set_title(f"{args.policy}, figure 11: {scale_note(args)}")
+    legend_outside(ax)
     save_plot(fig, args.out / "overhead_vs_energy.png")
     best = min(grid, key=lambda r: r["total_mwh"])
     print(

@@ -9,12 +9,12 @@ from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
     baseline,
-    plt,
     run_tasks,
     save_plot,
     scale_note,
     write_csv,
 )
+from simulator.plotting import dot_chart, figure, legend_outside
 
 NAME = "history"
 HELP = "reward history: all, last:N, gaussian:N (paper 000 figures 18-19)"
@@ -37,16 +37,17 @@ def run(args: argparse.Namespace) -> int:
     rows = run_tasks(tasks, args, NAME)
     base = baseline(rows)
     write_csv(rows, args.out / "history.csv")
-    for key, label in (
-        ("overhead_min", "mean overhead (min)"),
-        ("total_mwh", "total energy (MWh)"),
+    for key, label, fmt in (
+        ("overhead_min", "mean overhead (min)", "{:.0f}"),
+        ("total_mwh", "total HTC energy (MWh)", "{:.3f}"),
     ):
-        fig, ax = plt.subplots(figsize=(8, 4))
-        ax.bar(histories, [r[key] for r in rows[1:]])
-        ax.axhline(base[key], color="k", linestyle="--", label="random")
-        ax.set(ylabel=label, title=scale_note(args))
+        fig, ax = figure(8, 4)
+        series = {"bandit-cluster": [r[key] for r in rows[1:]]}
+        random = (f"random ({fmt.format(base[key])})", base[key])
+        dot_chart(ax, histories, series, reference=random, value_format=fmt)
+        ax.set(xlabel="reward history", ylabel=label, title=scale_note(args))
         ax.tick_params(axis="x", rotation=30)
-        ax.legend()
+        legend_outside(ax)
         save_plot(fig, args.out / f"history_{key}.png")
     for r in rows[1:]:
         print(

@@ -13,10 +13,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from advisor.commands.sources_args import parse_sets
-from advisor.commands.train_idle import load_history
+from advisor.lab.idle_training import load_history
 from advisor.lab.parallel import run_parallel
 from advisor.lab.training_map import Map, cached_map, process_map
+from plugins.contract.option_pairs import parse_sets
 from simulator.campus.month_stats import month_starts
 from simulator.campus.replay import build_policy, replay
 from simulator.campus.scenario import generate_campus, load_campus_config

@@ -10,12 +10,12 @@ from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
     baseline,
-    plt,
     run_tasks,
     save_plot,
     scale_note,
     write_csv,
 )
+from simulator.plotting import figure, legend_outside, tight_range
 
 NAME = "monthly"
 HELP = "energy per month as a ratio to random, per bandit level (paper 000 figures 15-17)"
@@ -46,13 +46,15 @@ def run(args: argparse.Namespace) -> int:
                 }
             )
     write_csv(table, args.out / "monthly.csv")
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = figure(8, 4)
     for lv in LEVELS:
         mine = [t for t in table if t["policy"] == lv]
         ax.plot([t["month"] for t in mine], [t["ratio"] for t in mine], marker="o", label=lv)
     ax.axhline(1.0, color="k", linestyle="--", label="random")
+    tight_range(ax, [1.0] + [t["ratio"] for t in table])
+    ax.set_xticks(range(1, len(base["months"]) + 1))
     ax.set(xlabel="month", ylabel="energy / random's", title=scale_note(args))
-    ax.legend(fontsize=7)
+    legend_outside(ax)
     save_plot(fig, args.out / "monthly_ratio.png")
     for r in rows[1:]:
         ratios = " ".join(f"{t['ratio']:.2f}" for t in table if t["policy"] == r["policy"])

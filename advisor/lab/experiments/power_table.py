@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from advisor.commands.train_power import checkpoint_path, load_checkpoint, shipped_path
 from advisor.lab.parallel import run_parallel
+from advisor.lab.power_checkpoints import checkpoint_path, load_checkpoint, shipped_path
 from plugins.contract.policy import PolicyContext
 from plugins.contract.registry import policy_class
 from plugins.power.view import ClusterView, PowerDecision
 from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days
 from simulator.dedicated.episode import DayEpisode
+from simulator.plotting import legend_outside, panels, save
 
 NAME = "power-table"
 HELP = "Table 3 and figure 6 of paper 001: waste, cycles, slowdown per power policy and day"
@@ -161,15 +162,12 @@ def print_table(summary: list[dict[str, Any]]) -> None:
 
 
 def plot_fig6(rows: list[dict[str, Any]], png: Path) -> None:
-    """Cumulative daily waste per policy over train days then test days (figure 6)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Cumulative daily waste per policy over train days then test days (figure 6); a policy keeps
+    its colour in every panel, so one legend serves them all."""
     workloads = sorted({r["workload"] for r in rows})
-    fig, axes = plt.subplots(1, len(workloads), figsize=(6 * len(workloads), 4), squeeze=False)
-    for ax, workload in zip(axes[0], workloads, strict=False):
+    colors = {label: f"C{i}" for i, (label, _, _) in enumerate(POLICIES)}
+    fig, axes = panels(1, len(workloads), width=6 * len(workloads) + 1, height=4)
+    for ax, workload in zip(axes, workloads, strict=True):
         mine = [r for r in rows if r["workload"] == workload]
         policies = list(dict.fromkeys(r["policy"] for r in mine))
         n_train = len({r["day"] for r in mine if r["split"] == "train"})
@@ -182,12 +180,10 @@ def plot_fig6(rows: list[dict[str, Any]], png: Path) -> None:
             curves[policy] = np.cumsum([r["waste_kj"] for r in ordered])
         top = max(c[-1] for c in curves.values())
         for policy, curve in curves.items():
-            ax.plot(np.arange(1, len(curve) + 1), curve / top, label=policy)
+            ax.plot(np.arange(1, len(curve) + 1), curve / top, color=colors[policy], label=policy)
         ax.axvline(n_train + 0.5, linestyle="--", color="grey")
         ax.set_title(f"{workload}: train | test days")
         ax.set_xlabel("day")
         ax.set_ylabel("normalised cumulative waste")
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    legend_outside(axes)
+    save(fig, png)

@@ -11,13 +11,13 @@ from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
     campus,
-    plt,
     save_plot,
     scale_note,
     write_csv,
 )
 from plugins.replicas.policies import MAX_REPLICAS, ReplicaBandit
 from simulator.campus.replay import build_policy, replay
+from simulator.plotting import figure, legend_outside
 
 NAME = "replica-q"
 HELP = "learned value per hour and replica count of replicas-bandit, DAY states (paper 003 fig. 9)"
@@ -44,15 +44,20 @@ def run(args: argparse.Namespace) -> int:
             q[int(hour), count - 1] = value  # type: ignore[call-overload]
             rows.append({"hour": hour, "replicas": count, "q": value})
     write_csv(sorted(rows, key=lambda r: (r["hour"], r["replicas"])), args.out / "replica_q.csv")
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = figure(8, 4)
     image = ax.imshow(
         q.T, origin="lower", aspect="auto", cmap="viridis", extent=(-0.5, 23.5, 0.5, 10.5)
     )
     best = np.nanargmax(np.where(np.isnan(q), -np.inf, q), axis=1) + 1
-    ax.scatter(np.arange(24), best, c="white", s=12, label="best count")
+    learned = ~np.isnan(q).all(axis=1)  # an hour without a value has no best count
+    ax.scatter(
+        np.arange(24)[learned], best[learned], c="white", edgecolors="k", s=20, label="best count"
+    )
     fig.colorbar(image, label="q'(hour, replicas)")
+    ax.grid(False)
     ax.set(xlabel="hour of submission", ylabel="replicas", title=scale_note(args))
-    ax.legend(fontsize=7)
+    ax.set_xticks(range(0, 24, 3))
+    legend_outside(ax, where="below")
     save_plot(fig, args.out / "replica_q.png")
     print(scale_note(args), f"replicable {args.fraction}")
     print("best replica count per hour:", " ".join(str(int(b)) for b in best))

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
-    plt,
     run_tasks,
     save_plot,
     scale_note,
     write_csv,
 )
 from plugins.replicas.policies import STATE_SPACES
+from simulator.plotting import dot_chart, figure, legend_outside
 
 NAME = "replicas"
 HELP = "fixed replica counts and the replica bandit's state spaces (paper 003 figures 4-8)"
@@ -68,15 +66,14 @@ def run(args: argparse.Namespace) -> int:
         ("wasted_mwh", "wasted energy (MWh)"),
         ("total_mwh", "total energy (MWh)"),
     ):
-        fig, ax = plt.subplots(figsize=(10, 4))
-        x = np.arange(len(labels))
-        width = 0.8 / len(fractions)
-        for i, f in enumerate(fractions):
-            ys = [r[key] for r in rows if r["fraction"] == f]
-            ax.bar(x + i * width, ys, width=width, label=f"replicable {f:g}")
-        ax.set_xticks(x + 0.4 - width / 2, labels, rotation=60, fontsize=7)
+        fig, ax = figure(10, 4.5)
+        series = {
+            f"replicable {f:g}": [r[key] for r in rows if r["fraction"] == f] for f in fractions
+        }
+        dot_chart(ax, labels, series)
+        ax.tick_params(axis="x", rotation=60, labelsize=7)
         ax.set(ylabel=ylabel, title=scale_note(args))
-        ax.legend(fontsize=7)
+        legend_outside(ax)
         save_plot(fig, args.out / f"replicas_{key}.png")
     print(scale_note(args))
     for r in rows:

@@ -9,13 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 
 from advisor.lab.parallel import run_parallel
@@ -24,7 +19,11 @@ from simulator.campus.job_book import DONE
 from simulator.campus.replay import ReplayResult, build_policy, replay
 from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.campus.summary import summarize
+from simulator.plotting import save
 from simulator.trace_model import Trace
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -120,8 +119,6 @@ def scale_note(args: argparse.Namespace) -> str:
     return f"campus seed {args.seed}, scale {args.scale}, {args.days or 365} days"
 
 
-def save_plot(fig: Any, path: Path) -> None:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"wrote {path}")
+def save_plot(fig: Figure, path: Path) -> None:
+    """Save a figure and say so, as ``write_csv`` does for tables."""
+    print(f"wrote {save(fig, path)}")

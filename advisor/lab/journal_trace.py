@@ -1,0 +1,124 @@
+"""A live advisor's journal (``advisor.condor.journal``) as the trace files ``replay`` reads:
+its machines as an inventory, owner logins as sessions, submissions as jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from advisor.condor.journal import JOURNAL_DIR, read_events, read_machines
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+)
+from plugins.contract.policy import MachineInfo
+from simulator.trace_model import (
+    Cluster,
+    Inventory,
+    Jobs,
+    MachineSpec,
+    OpeningHours,
+    OwnerSessions,
+)
+from simulator.traces import write_inventory, write_jobs, write_owner_sessions
+
+
+@dataclass
+class JobRecord:
+    submit: float
+    user: str = "unknown"
+    runtime: float = float("inf")
+    removed: float | None = None
+
+
+@dataclass
+class TraceBuilder:
+    """Folds the journal's events into sessions and jobs; ``end`` closes what is still open."""
+
+    sessions: list[tuple[float, str, float]] = field(default_factory=list)
+    open_sessions: dict[str, float] = field(default_factory=dict)
+    jobs: dict[str, JobRecord] = field(default_factory=dict)
+    end: float = 0.0
+
+    def feed(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self.end = max(self.end, e.time)
+            if isinstance(e, OwnerSessionStarted):
+                self.open_sessions.setdefault(e.machine, e.time)
+            elif isinstance(e, OwnerSessionEnded) and e.machine in self.open_sessions:
+                self.sessions.append((self.open_sessions.pop(e.machine), e.machine, e.time))
+            elif isinstance(e, JobQueued):
+                self.jobs.setdefault(e.job_id, JobRecord(e.time, e.user))
+            elif isinstance(e, AttemptStarted):
+                self.jobs.setdefault(e.job_id, JobRecord(e.time))
+            elif isinstance(e, AttemptEnded):
+                job = self.jobs.setdefault(e.job_id, JobRecord(e.started))
+                if e.outcome is AttemptOutcome.COMPLETED:
+                    job.runtime = e.time - e.started
+                elif e.outcome is AttemptOutcome.REMOVED:
+                    job.removed = e.time
+
+    def owner_sessions(self, index: Mapping[str, int]) -> OwnerSessions:
+        rows = [*self.sessions, *((t, m, self.end) for m, t in self.open_sessions.items())]
+        rows = sorted(r for r in rows if r[1] in index)
+        return OwnerSessions(
+            login=np.array([r[0] for r in rows], dtype=float),
+            machine=np.array([index[r[1]] for r in rows], dtype=np.int32),
+            logout=np.array([r[2] for r in rows], dtype=float),
+        )
+
+    def job_table(self) -> Jobs:
+        """Jobs that never completed are removed when their user removed them, else at the end
+        of the observation (they were still queued or running)."""
+        ids = sorted(self.jobs, key=lambda j: self.jobs[j].submit)
+        recs = [self.jobs[j] for j in ids]
+        remove = [
+            np.inf if np.isfinite(r.runtime) else (r.removed or max(self.end, r.submit))
+            for r in recs
+        ]
+        return Jobs(
+            job_id=ids,
+            user=[r.user for r in recs],
+            submit=np.array([r.submit for r in recs], dtype=float),
+            runtime=np.array([r.runtime for r in recs], dtype=float),
+            remove=np.array(remove, dtype=float),
+        )
+
+
+def inventory_of(machines: Mapping[str, MachineInfo]) -> Inventory:
+    """Clusters open all the time: a live pool's opening hours are in its owners' sessions."""
+    clusters = {m.cluster: Cluster(m.cluster, OpeningHours.always()) for m in machines.values()}
+    specs = [
+        MachineSpec(m.name, m.cluster, m.mtype, 1, m.active_watts, m.idle_watts, m.sleep_watts)
+        for m in sorted(machines.values(), key=lambda m: m.name)
+    ]
+    return Inventory(clusters=clusters, machines=specs)
+
+
+def export_trace(state: Path, out: Path) -> tuple[int, int, int]:
+    """Write ``machines.yaml``, ``owners.csv`` and ``jobs.csv`` from the journal in ``state``
+    into ``out``; the numbers of machines, owner sessions and jobs written."""
+    if not (state / JOURNAL_DIR / "machines.json").exists():
+        raise FileNotFoundError(
+            f"{state}: no {JOURNAL_DIR}/machines.json; point --state at the state directory"
+            " of an advisor that observed a condor pool (pool.state_dir)"
+        )
+    machines = read_machines(state)
+    builder = TraceBuilder()
+    builder.feed(read_events(state))
+    inventory = inventory_of(machines)
+    out.mkdir(parents=True, exist_ok=True)
+    write_inventory(inventory, out / "machines.yaml")
+    sessions = builder.owner_sessions(inventory.index())
+    write_owner_sessions(sessions, inventory, out / "owners.csv")
+    jobs = builder.job_table()
+    write_jobs(jobs, out / "jobs.csv")
+    return len(inventory.machines), len(sessions), len(jobs)

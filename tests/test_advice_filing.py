@@ -16,12 +16,11 @@ from plugins.contract.advice import (
     PowerAdvice,
     with_ranks,
 )
+from plugins.contract.ledger import AdviceLedger, is_neutral
 from plugins.contract.policy import Policy, PolicyContext, PoolView
 from simulator.campus import advice_groups
-from simulator.campus.advice_cache import AdviceCache, is_neutral
 from simulator.campus.advice_groups import AdviceGroups
 from simulator.campus.job_book import DONE
-from simulator.campus.named_advice import apply_names
 from simulator.campus.replay import machine_infos, replay
 from simulator.indexed_set import IndexedSet
 from simulator.trace_model import OpeningHours
@@ -51,7 +50,7 @@ def test_is_neutral_matches_dataclass_equality(advice: MachineAdvice | None) -> 
 
 
 def test_lapses_come_in_expiry_then_machine_order_and_only_the_latest_counts() -> None:
-    cache = AdviceCache(100.0)
+    cache = AdviceLedger(100.0)
     rank = MachineAdvice(rank=1.0)
     cache.store_all([(5, rank), (2, rank), (9, MachineAdvice(rank=2.0, expires=150.0))], 0.0)
     cache.store_all([(7, MachineAdvice(rank=3.0, expires=50.0)), (1, rank)], 0.0)
@@ -89,7 +88,7 @@ def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
 
 
 def test_followers_carry_their_names_value_and_are_neutral_while_the_names_are_lapsed() -> None:
-    cache = AdviceCache(100.0)
+    cache = AdviceLedger(100.0)
     lab = MachineAdvice(rank=2.0)
     own = MachineAdvice(rank=1.0)
     assert not cache.renew(300.0, 0.0)  # nothing stated yet: nothing applies again
@@ -119,7 +118,7 @@ def test_followers_carry_their_names_value_and_are_neutral_while_the_names_are_l
 
 
 def test_a_new_value_of_a_name_re_ranks_its_followers_without_refiling_them() -> None:
-    cache = AdviceCache(100.0)
+    cache = AdviceLedger(100.0)
     awake, asleep = IndexedSet(), IndexedSet()
     groups = AdviceGroups((awake, asleep), random.Random(1), lambda name: cache.shared[name][0])
     for m in range(4):
@@ -213,14 +212,13 @@ def test_a_name_restated_by_class_ranks_its_followers_as_restating_it_in_full_do
     ]
     seen = []
     for by_class in (False, True):
-        cache = AdviceCache(100.0)
+        cache = AdviceLedger(100.0)
         awake = IndexedSet()
         for m in range(6):
             awake.add(m)
         groups = AdviceGroups((awake, IndexedSet()), random.Random(1), _value_in(cache))
-        apply_names(
-            cache, groups, Advice(shared={"lab": lab, "hall": hall}, shared_until=1000.0), 0
-        )
+        named = Advice(shared={"lab": lab, "hall": hall}, shared_until=1000.0)
+        groups.apply(cache.take(named, [], 0.0))
         follow = [(m, "lab" if m < 3 else "hall") for m in range(6)]
         groups.refile([m for m, _ in follow], cache.store_all(follow, 0.0))
         states = [([cache.get(m) for m in range(6)], _rankings(groups))]
@@ -232,10 +230,10 @@ def test_a_name_restated_by_class_ranks_its_followers_as_restating_it_in_full_do
             else:
                 values |= {name: with_ranks(values[name], r) for name, r in ranks.items()}
                 advice = Advice(shared={name: values[name] for name in ranks})
-            apply_names(cache, groups, advice, now)
+            groups.apply(cache.take(advice, [], now))
             states.append(([cache.get(m) for m in range(6)], _rankings(groups)))
         cache.expire(1100.0)
-        apply_names(cache, groups, Advice(shared_until=2000.0), 1100.0)  # renewed: they apply
+        groups.apply(cache.take(Advice(shared_until=2000.0), [], 1100.0))  # renewed: they apply
         states.append(([cache.get(m) for m in range(6)], _rankings(groups)))
         assert cache.named("never") is None  # a name never stated in full is ignored
         seen.append(states)
@@ -254,7 +252,7 @@ def test_a_name_restated_by_class_ranks_its_followers_as_restating_it_in_full_do
     assert [len(keys) for keys in after[1][0]] == [1]  # class 0: the lab alone, at 3.0
 
 
-def _value_in(cache: AdviceCache) -> Callable[[str], MachineAdvice]:
+def _value_in(cache: AdviceLedger) -> Callable[[str], MachineAdvice]:
     def value_of(name: str) -> MachineAdvice:
         named = cache.named(name)
         assert named is not None

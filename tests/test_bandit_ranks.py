@@ -10,17 +10,15 @@ import numpy as np
 import pytest
 from tracekit import MONDAY, H, inventory, trace
 
-from advisor.daemon.followers import Followers
 from plugins.bandits.agent import BanditAgent
 from plugins.bandits.decision import draw, ranks
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.history import HistorySpec
 from plugins.bandits.placement import QUEUE, ComputerBandit
 from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.contract.ledger import AdviceLedger
 from plugins.contract.policy import MachineView, PolicyContext, PoolView
-from simulator.campus.advice_cache import AdviceCache
 from simulator.campus.advice_groups import FEW_GROUPS, AdviceGroups
-from simulator.campus.named_advice import apply_names
 from simulator.campus.replay import machine_infos
 from simulator.indexed_set import IndexedSet
 
@@ -103,19 +101,19 @@ def test_a_level_drawn_out_is_drawn_again_once_its_machine_is_free_and_refiled()
 
 
 def test_names_lapsed_and_renewed_in_one_round_never_reach_the_groups() -> None:
-    cache, awake = AdviceCache(3600.0), IndexedSet()
+    cache, awake = AdviceLedger(3600.0), IndexedSet()
     awake.add(0)
     row = MachineAdvice(rank_by_prior_hours=(2.0,) + (-1.0,) * (PRIOR_HOURS_CLASSES - 1))
     groups = AdviceGroups((awake, IndexedSet()), random.Random(1), lambda n: cache.shared[n][0])
-    apply_names(cache, groups, Advice(shared={"pc0": row}, shared_until=H), 0.0)
+    groups.apply(cache.take(Advice(shared={"pc0": row}, shared_until=H), [], 0.0))
     groups.refile([0], cache.store_all([(0, "pc0")], 0.0))
     levels = groups.levels(0)
     assert cache.expire(H) == [] and cache.lapsed == ["pc0"]  # the hour passed unrenewed
-    apply_names(cache, groups, Advice(shared_until=3 * H), H)  # renewed in the same round
+    groups.apply(cache.take(Advice(shared_until=3 * H), [], H))  # renewed in the same round
     assert groups.levels(0) is levels and groups.pick(1, 0) is None  # class 1 still kept off
     assert cache.get(0) is row
     cache.expire(3 * H)
-    apply_names(cache, groups, Advice(), 3 * H)  # lapsed, not renewed: neutral (rank 0)
+    groups.apply(cache.take(Advice(), [], 3 * H))  # lapsed, not renewed: neutral (rank 0)
     assert cache.get(0).rank_for(1) == 0.0 and groups.pick(1, 0) == 0
 
 
@@ -157,7 +155,7 @@ def test_a_row_is_stated_in_full_once_then_by_the_classes_whose_rank_changed() -
         for i in range(6):
             policy.agent.reward((10, k), f"pc{i}", draws.uniform(-1, 1))
         policy.agent.reward((10, k), QUEUE, draws.uniform(-1, 0))
-    followers, stated, by_class = Followers(), set(), 0
+    ledger, stated, by_class = AdviceLedger(3600.0), set(), 0
     for step in range(30):
         idle = tuple(draws.randrange(4) if k < 4 else 0 for k in range(PRIOR_HOURS_CLASSES))
         views = [MachineView(f"pc{i}", "idle", TEN) for i in range(6)]
@@ -165,8 +163,8 @@ def test_a_row_is_stated_in_full_once_then_by_the_classes_whose_rank_changed() -
         assert advice.shared_ranks.keys() <= stated  # by class only once stated in full
         stated |= advice.shared.keys()
         by_class += len(advice.shared_ranks)
-        followers.resolve(advice)
-        assert {name: followers.values[name].rank_by_prior_hours for name in stated} == {
+        ledger.take(advice, [], TEN + 60 * step)
+        assert {name: ledger.named(name)[0].rank_by_prior_hours for name in stated} == {  # type: ignore[index]
             name: tuple(policy.rows.rows[name]) for name in stated
         }
     assert by_class > 10 and stated == {f"pc{i}" for i in range(6)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import socket
@@ -18,14 +19,13 @@ import pytest
 from advisor.condor.merge_sink import MergeStartdSink
 from advisor.daemon.board import Posted, hook_lines
 from advisor.daemon.config import check_config
-from advisor.daemon.followers import Followers
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon
 from advisor.daemon.schedule import run_live
 from advisor.daemon.signals import Control
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import Observation
-from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
+from plugins.contract.advice import Advice, JobAdvice, MachineAdvice, PowerAdvice
 from plugins.contract.events import AttemptEnded, AttemptOutcome, OwnerSessionStarted
 from plugins.contract.policy import MachineInfo, MachineView, Policy, PolicyContext, PoolView
 
@@ -114,23 +114,27 @@ def test_advice_expires_after_its_lifetime(tmp_path: Path) -> None:
     assert board.get("a", 1000.0).advice.rank == -1.0  # type: ignore[union-attr]
 
 
-def test_standing_advice_is_capped_at_the_lifetime_and_republished_every_cycle() -> None:
-    standing = StandingAdvice()
+def _asked(*names: str) -> PoolView:
+    return PoolView([MachineView(n, "idle", 0.0) for n in names], ())
+
+
+def test_standing_advice_lapses_unless_answered_again_and_is_capped_at_the_lifetime() -> None:
+    standing = StandingAdvice(60.0)
     advice = Advice(
         {"x": MachineAdvice(rank=1), "y": MachineAdvice(expires=105.0), "z": MachineAdvice()}
     )
-    first = standing.update(advice, 100.0, 60.0)
+    first = standing.update(_asked("x", "y", "z"), advice, 100.0)
     assert first["x"].expires == 160.0 and first["y"].expires == 105.0
     assert "z" not in first  # neutral advice is no advice
-    later = standing.update(Advice(), 110.0, 60.0)  # the policy said nothing new
-    assert later["x"].expires == 170.0  # renewed: a live daemon stands behind it
+    later = standing.update(_asked(), Advice(), 110.0)  # not asked: republished as it stands
+    assert later["x"].expires == 160.0  # the lifetime counts from the answer, as in a replay
     assert later["y"] == MachineAdvice()  # its own expiry passed: neutral, so sinks drop it
-    assert standing.update(Advice(), 120.0, 60.0) == {"x": MachineAdvice(rank=1, expires=180.0)}
+    renewed = standing.update(_asked("x"), Advice({"x": MachineAdvice(rank=1)}), 120.0)
+    assert renewed == {"x": MachineAdvice(rank=1, expires=180.0)}
     named = Advice(shared={"lab": MachineAdvice(rank=2)}, follows={"a": "lab"}, shared_until=9e9)
-    assert standing.update(named, 130.0, 60.0)["a"].expires == 190.0  # capped, not 9e9
-    assert standing.update(Advice(machines={"x": MachineAdvice()}), 140.0, 60.0)["x"] == (
-        MachineAdvice()
-    )
+    assert standing.update(_asked(), named, 130.0)["a"].expires == 190.0  # capped, not 9e9
+    assert standing.update(_asked("x"), Advice(), 140.0)["x"] == MachineAdvice()  # asked, silent
+    assert "x" not in standing.update(_asked(), Advice(), 200.0)  # dropped once, then no more
 
 
 def test_hook_lines_are_classad_assignments() -> None:
@@ -329,40 +333,74 @@ def test_machines_join_as_the_pool_shows_them_and_a_bandit_learns_from_the_first
     assert fresh.host.policy.actions == ["a", "b", "c"]  # type: ignore[attr-defined]
 
 
-def test_followers_of_a_name_get_its_value_when_they_join_and_whenever_it_changes() -> None:
-    followers = Followers()
+def _values(published: dict[str, MachineAdvice]) -> dict[str, MachineAdvice]:
+    return {m: dataclasses.replace(a, expires=None) for m, a in published.items()}
+
+
+def test_followers_of_a_name_carry_its_value_and_a_left_out_follower_goes_on_following() -> None:
+    standing = StandingAdvice(3600.0)
     lab, hall = MachineAdvice(rank=1.0), MachineAdvice(rank=-1.0)
-    first = Advice(shared={"lab": lab, "hall": hall}, follows={"a": "lab", "b": "lab", "c": "hall"})
-    assert followers.resolve(first) == {"a": lab, "b": lab, "c": hall}
-    assert followers.resolve(Advice(shared={"lab": lab})) == {}  # restated alike: nothing new
-    lab2 = MachineAdvice(rank=2.0)
-    own = MachineAdvice(rank=5.0)
-    moved = followers.resolve(Advice(machines={"b": own}, shared={"lab": lab2}))
-    assert moved == {"a": lab2, "b": own}  # b now has its own advice and no longer follows
-    assert followers.resolve(Advice(shared={"lab": lab})) == {"a": lab}
-    assert followers.resolve(Advice(follows={"d": "hall", "e": "nowhere"})) == {"d": hall}
+    first = Advice(
+        shared={"lab": lab, "hall": hall},
+        follows={"a": "lab", "b": "lab", "c": "hall"},
+        shared_until=7200.0,
+    )
+    assert _values(standing.update(_asked(), first, 0.0)) == {"a": lab, "b": lab, "c": hall}
+    view = standing.ask(_asked("a", "b", "c"))
+    assert [mv.follows for mv in view.machines] == ["lab", "lab", "hall"]
+    lab2, own = MachineAdvice(rank=2.0), MachineAdvice(rank=5.0)
+    moved = standing.update(view, Advice(machines={"b": own}, shared={"lab": lab2}), 60.0)
+    assert _values(moved) == {"a": lab2, "b": own, "c": hall}  # b no longer follows
+    unknown = Advice(follows={"d": "hall", "e": "nowhere"})  # a name from before a restart
+    assert _values(standing.update(_asked(), unknown, 120.0))["d"] == hall
+    assert "e" not in standing.update(_asked(), Advice(), 180.0)
 
 
 def test_a_name_restated_by_class_reaches_its_followers_and_an_unknown_name_is_ignored() -> None:
-    followers = Followers()
+    standing = StandingAdvice(3600.0)
     lab = MachineAdvice(rank_by_prior_hours=(2.0, -1.0))
-    followers.resolve(Advice(shared={"lab": lab}, follows={"a": "lab", "b": "lab"}))
-    moved = followers.resolve(Advice(shared_ranks={"lab": {1: 3.0}, "hall": {0: 1.0}}))
+    named = Advice(shared={"lab": lab}, follows={"a": "lab", "b": "lab"}, shared_until=7200.0)
+    standing.update(_asked(), named, 0.0)
+    moved = standing.update(
+        _asked(), Advice(shared_ranks={"lab": {1: 3.0}, "hall": {0: 1.0}}), 60.0
+    )
     new = MachineAdvice(rank_by_prior_hours=(2.0, 3.0) + (-1.0,) * 22)
-    assert moved == {"a": new, "b": new}
-    assert "hall" not in followers.values  # never stated in full: its followers will state it
-    assert followers.resolve(Advice(follows={"c": "lab"})) == {"c": new}
+    assert _values(moved) == {"a": new, "b": new}
+    assert (
+        standing.ledger.named("hall") is None
+    )  # never stated in full: its followers will state it
 
 
 def test_renewing_the_names_republishes_every_follower_with_the_new_expiry() -> None:
-    followers = Followers()
+    standing = StandingAdvice(9000.0)
     lab = MachineAdvice(rank_by_prior_hours=(2.0, -1.0))
-    first = followers.resolve(
-        Advice(shared={"lab": lab}, follows={"a": "lab", "b": "lab"}, shared_until=7200.0)
-    )
-    stamped = MachineAdvice(rank_by_prior_hours=(2.0, -1.0), expires=7200.0)
-    assert first == {"a": stamped, "b": stamped}
-    assert followers.resolve(Advice(shared_until=7200.0)) == {}  # the same time: nothing new
-    renewed = followers.resolve(Advice(shared_until=10800.0))
-    assert {m: adv.expires for m, adv in renewed.items()} == {"a": 10800.0, "b": 10800.0}
+    named = Advice(shared={"lab": lab}, follows={"a": "lab", "b": "lab"}, shared_until=7200.0)
+    first = standing.update(_asked(), named, 0.0)
+    assert {m: a.expires for m, a in first.items()} == {"a": 7200.0, "b": 7200.0}
+    renewed = standing.update(_asked(), Advice(shared_until=10800.0), 3600.0)
+    assert {m: a.expires for m, a in renewed.items()} == {"a": 10800.0, "b": 10800.0}
     assert renewed["a"].rank_by_prior_hours == (2.0, -1.0)
+    assert standing.update(_asked(), Advice(), 10800.0) == {
+        "a": MachineAdvice(),
+        "b": MachineAdvice(),
+    }  # the names lapsed unrenewed: neutral, so sinks drop them
+
+
+class JobAdvisor(Ranker):
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice(jobs={"1.0": JobAdvice(prio=2.0), "2.0": JobAdvice(hold=True)})
+
+
+def test_job_advice_no_sink_publishes_is_counted_and_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = [1000.0]
+    daemon, _ = make_daemon(tmp_path, clock)
+    daemon.host.policy = JobAdvisor(PolicyContext(machines={}))
+    with caplog.at_level(logging.WARNING):
+        daemon.host.cycle(1000.0)
+        daemon.host.cycle(1060.0)
+    said = [r.message for r in caplog.records if "no sink publishes" in r.message]
+    assert said == ["ranker/1 gives job advice, which no sink publishes (replay-only)"]
+    exposition = daemon.metrics.exposition()
+    assert b'advisor_advice_unpublished_total{kind="job"} 4.0' in exposition

@@ -68,8 +68,9 @@ class PolicyHost:
         """Whether the last poll of the pool answered."""
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
-        self.standing = StandingAdvice()
+        self.standing = StandingAdvice(lifetime_s)
         self.unknown_machine_events = 0
+        self.unpublished_said: set[str] = set()
         """Events naming a machine the pool never showed (not fed: no policy can place there)."""
 
     # -- the cycle ---------------------------------------------------------------------------
@@ -144,11 +145,13 @@ class PolicyHost:
                     "start" if self.confirmed_at is None else f"{now - self.confirmed_at:.0f} s",
                 )
                 return Advice()
-            self.decided = self.policy.advise(self.view, now)
-            machines = self.standing.update(self.decided, now, self.lifetime_s)
+            view = self.standing.ask(self.view)
+            self.decided = self.policy.advise(view, now)
+            machines = self.standing.update(view, self.decided, now)
             advice = Advice(machines, self.decided.jobs)
             self.cycles += 1
             self.metrics.decisions.inc(len(advice.machines))
+            self._count_unpublished(self.decided)
             if self.dry_run:
                 log.info(
                     "dry run at %.0f: %d machine and %d job advice not published",
@@ -164,6 +167,20 @@ class PolicyHost:
                     self.metrics.publish_failures.labels(sink.name).inc()
                     log.exception("publishing to %s failed", sink.name)
             return advice
+
+    def _count_unpublished(self, decided: Advice) -> None:
+        """Job and group advice reach no sink yet (docs/architecture.md section 3): counted, and
+        said once, rather than dropped silently."""
+        for kind, entries in (("job", decided.jobs), ("group", decided.groups)):
+            if entries:
+                self.metrics.unpublished.labels(kind).inc(len(entries))
+                if kind not in self.unpublished_said:
+                    self.unpublished_said.add(kind)
+                    log.warning(
+                        "%s gives %s advice, which no sink publishes (replay-only)",
+                        self.policy.label,
+                        kind,
+                    )
 
     def cycle(self, now: float) -> Advice:
         with self.metrics.cycle_seconds.time():
@@ -218,5 +235,5 @@ class PolicyHost:
                 log.warning(
                     "policy changed %s -> %s: learning starts over", self.policy.label, policy.label
                 )
-                self.standing = StandingAdvice()  # another policy names advice its own way
+                self.standing = StandingAdvice(self.lifetime_s)  # another policy names its own way
             self.policy = policy

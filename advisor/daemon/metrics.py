@@ -40,6 +40,12 @@ class DaemonMetrics:
         self.served = Counter(
             "advisor_advice_served", "Advice answers served, by format", ["format"], registry=r
         )
+        self.unpublished = Counter(
+            "advisor_advice_unpublished",
+            "Job and group advice computed but published by no sink (replay-only), by kind",
+            ["kind"],
+            registry=r,
+        )
         self.publish_failures = Counter(
             "advisor_publish_failures", "Failed publications, by sink", ["sink"], registry=r
         )

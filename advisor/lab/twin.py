@@ -28,8 +28,8 @@ from advisor.daemon.metrics import DaemonMetrics
 from advisor.ports import Observation
 from plugins.contract.advice import Advice
 from plugins.contract.events import Event
+from plugins.contract.ledger import AdviceLedger
 from plugins.contract.policy import MachineInfo, Policy, PoolView
-from simulator.campus.advice_cache import AdviceCache
 
 log = logging.getLogger("htcondor_advisor.twin")
 IDENTITY_KEYS = ("scenario", "scenario_config", "days", "scale", "seed")
@@ -51,7 +51,7 @@ class TwinPool:
         self.clock: Any = lambda: 0.0
         self.resume_at: float | None = None
         self.delivered = False
-        self.cache: AdviceCache | None = None
+        self.cache: AdviceLedger | None = None
         """The negotiator's advice cache (its lifetime follows ``publish.advice_lifetime``)."""
 
     def emit(self, event: Event) -> None:

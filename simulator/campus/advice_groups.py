@@ -26,7 +26,7 @@ from itertools import compress
 from operator import ne
 
 from plugins.contract.advice import PRIOR_HOURS_CLASSES, MachineAdvice
-from simulator.campus.advice_cache import Filed
+from plugins.contract.ledger import Filed, Taken
 from simulator.campus.group_levels import KEPT_OFF, Level, Members, Places, places_of
 from simulator.indexed_set import IndexedSet
 
@@ -92,6 +92,15 @@ class AdviceGroups:
         if key is None:
             key = self._name_keys[name] = -1 - len(self._name_keys)
         return key
+
+    def apply(self, taken: Taken) -> None:
+        """What an answer changed (``AdviceLedger.take``), in its order."""
+        for name, value in taken.restated:
+            self.restate(name, value)
+        self.rerank(taken.reranked)
+        for name, value in taken.stated:
+            self.restate(name, value)
+        self.refile(taken.machines, taken.filed)
 
     def restate(self, name: str, value: MachineAdvice) -> None:
         """A named advice has a new value: its followers now rank by it."""

@@ -33,13 +33,13 @@ from itertools import compress
 import numpy as np
 
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
+from plugins.contract.ledger import AdviceLedger
 from plugins.contract.policy import MachineView, PoolView
-from simulator.campus.advice_cache import AdviceCache, Filed
+from plugins.contract.told import what_was_told
 from simulator.campus.advice_groups import AdviceGroups
 from simulator.campus.advice_source import AdviceSource
 from simulator.campus.group_levels import Level
 from simulator.campus.job_book import JobBook
-from simulator.campus.named_advice import apply_names
 from simulator.campus.pool import CampusPool
 from simulator.engine import Engine
 
@@ -63,7 +63,7 @@ class Negotiator:
         self.rng = rng
         self.job_index = job_index
         self.interval = interval
-        self.cache = AdviceCache(advice_lifetime_s)
+        self.cache = AdviceLedger(advice_lifetime_s)
         self.scheduled = False
         self.next_cycle = 0.0
         self.cycles = 0
@@ -135,19 +135,8 @@ class Negotiator:
         began = time.perf_counter()
         advice = self.policy.advise(view, now)
         self.advise_s.append(time.perf_counter() - began)
-        apply_names(self.cache, self.groups, advice, now)
-        given, follows, index = advice.machines, advice.follows, pool.index
-        # a machine left out of the answer keeps the name it follows (else: neutral advice)
-        told: list[Filed | None] = [
-            given.get(mv.name) or follows.get(mv.name) or mv.follows for mv in machines
-        ]
-        for answer in (follows, given):  # then those answered for unasked, filed after them
-            for name, adv in answer.items():
-                m = index[name]
-                if m not in stale:
-                    asked.append(m)
-                    told.append(adv)
-        self._store(asked, told, now)
+        told = what_was_told(advice, machines, asked, pool.index, stale)
+        self.groups.apply(self.cache.take(advice, told, now))
         if kept:
             # a machine that fell asleep moves within its group when matching draws it
             self._keep(sorted((kept - stale) & pool.free_awake.live))
@@ -182,10 +171,6 @@ class Negotiator:
         """A name's value (neutral while it is lapsed)."""
         entry = self.cache.named(name)
         return NEUTRAL_MACHINE_ADVICE if entry is None or not self.cache.names_live else entry[0]
-
-    def _store(self, machines: list[int], told: list[Filed | None], now: float) -> None:
-        """Publish what each machine was told and file each under it for grouped matching."""
-        self.groups.refile(machines, self.cache.store_all(zip(machines, told, strict=True), now))
 
     def _keep(self, machines: list[int]) -> None:
         """Machines still free with the advice they had, awake again."""

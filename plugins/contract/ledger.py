@@ -1,4 +1,10 @@
-"""The advice the negotiator currently sees per machine, with its publication time and expiry.
+"""The advice ledger: the one decoder of a policy's answer into per-machine advice and expiry.
+
+A policy answers in deltas (``Advice``: its own advice per machine, named advice and who follows
+it, ranks restated by class, one renewal time for all names). The ledger keeps what each machine
+carries now, and both drivers read it: the simulator's negotiator ranks machines by it, the
+daemon publishes it (``stamped``: each machine's advice with the time it lapses). Machines are
+numbered by the driver (the negotiator's pool index, the daemon's join order).
 
 Only non-neutral advice is stored: a missing entry *is* the neutral advice, exactly as a missing or
 expired attribute is in a live pool. A machine carries either its own advice or follows a named
@@ -15,8 +21,9 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
-from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice, with_ranks
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice, with_ranks
 
 Filed = MachineAdvice | str
 """What a machine carries: its own advice, or the name of the shared advice it follows."""
@@ -39,9 +46,26 @@ def is_neutral(advice: MachineAdvice | None) -> bool:
     )
 
 
-class AdviceCache:
-    def __init__(self, lifetime_s: float) -> None:
+@dataclass(slots=True)
+class Taken:
+    """What one answer changed, in the order a consumer applies it: names with another value
+    (those that lapsed or came back, then ranks restated by class, then values stated in full),
+    then each machine re-advised with what it carries now."""
+
+    restated: list[tuple[str, MachineAdvice]] = field(default_factory=list)
+    reranked: list[tuple[str, Mapping[int, float]]] = field(default_factory=list)
+    stated: list[tuple[str, MachineAdvice]] = field(default_factory=list)
+    machines: list[int] = field(default_factory=list)
+    filed: list[Filed] = field(default_factory=list)
+
+
+class AdviceLedger:
+    def __init__(self, lifetime_s: float, resumed: bool = False) -> None:
         self.lifetime_s = lifetime_s
+        self.resumed = resumed
+        """The policy may know names this ledger never heard (a daemon restarted from a snapshot):
+        a follow of an unknown name is neutral, and names stated before any renewal hold for one
+        lifetime. Otherwise both are a policy's mistake and raise."""
         self.entries: dict[int, tuple[MachineAdvice, float]] = {}
         """Machines with advice of their own: (advice, stored at)."""
         self.follows: dict[int, str] = {}
@@ -60,6 +84,46 @@ class AdviceCache:
         self.lapsed: list[str] = []
         """Names that lapsed in ``expire`` (their followers are neutral now); the reader clears."""
 
+    def take(self, advice: Advice, told: Iterable[tuple[int, Filed | None]], now: float) -> Taken:
+        """Fold one answer in: renew and (re)state its names, then file what each machine was
+        told (``told.what_was_told``)."""
+        taken = Taken()
+        revived = self.renew(advice.shared_until, now)
+        lapsed, self.lapsed = self.lapsed, []
+        if lapsed and not revived:
+            taken.restated = [(name, NEUTRAL_MACHINE_ADVICE) for name in lapsed]
+        elif revived and not lapsed:  # lapsed in an earlier round: the values apply again
+            taken.restated = [(name, self._value(name)) for name in list(self.shared)]
+        taken.reranked = self.restate_ranks(advice.shared_ranks)
+        taken.stated = [(n, v) for n, v in advice.shared.items() if self.state(n, v, now)]
+        pairs = list(told)
+        taken.machines = [m for m, _ in pairs]
+        taken.filed = self.store_all(pairs, now)
+        return taken
+
+    def stamped(self, m: int, cap: float) -> MachineAdvice | None:
+        """Machine ``m``'s advice as a sink publishes it: names resolved, ``expires`` set to when
+        it lapses (its own time, else its lifetime after it was given; a name's: the names'
+        renewal), never later than ``cap``; None when it carries nothing."""
+        entry = self._entry(m)
+        if entry is None:
+            return None
+        advice, given = entry
+        if m in self.follows:
+            lapses = self.shared_until if self.shared_until is not None else cap
+        else:
+            lapses = advice.expires if advice.expires is not None else given + self.lifetime_s
+        return replace(advice, expires=min(lapses, cap))
+
+    def advised(self) -> list[int]:
+        """Every machine that carries its own advice or follows a name."""
+        return [*self.entries, *self.follows]
+
+    def _value(self, name: str) -> MachineAdvice:
+        named = self.named(name)
+        assert named is not None
+        return named[0]
+
     def empty(self) -> bool:
         """No machine carries advice: matching is as if the advisor did not exist."""
         return not self.entries and not self.follows
@@ -71,6 +135,8 @@ class AdviceCache:
                 f"named advice {name!r} has expires={value.expires}; names lapse together at "
                 "Advice.shared_until, so state their values without an expiry"
             )
+        if self.shared_until is None and self.resumed:
+            self.renew(now + self.lifetime_s, now)
         if self.shared_until is None:
             raise ValueError(
                 f"named advice {name!r} is stated, but the policy never gave "
@@ -143,12 +209,14 @@ class AdviceCache:
             token = tokens.get(m, 0) + 1
             tokens[m] = token
             follows.pop(m, None)
-            if isinstance(advice, str):
-                if advice not in self.shared:
+            if isinstance(advice, str) and advice not in self.shared:
+                if not self.resumed:
                     raise ValueError(
                         f"machine {m} follows {advice!r}, which was never stated "
                         "(a policy states a name in Advice.shared before or as machines follow it)"
                     )
+                advice = None  # a name from before the restart: neutral until it is stated
+            if isinstance(advice, str):
                 entries.pop(m, None)
                 follows[m] = advice
                 published.append(advice)

@@ -19,11 +19,10 @@ from plugins.contract.events import (
 )
 from plugins.contract.policy import PolicyContext
 from simulator.campus.month_stats import month_starts
-from simulator.campus.pool import STATE_NAMES, CampusPool
+from simulator.campus.pool import STATE_NAMES
 from simulator.campus.replay import build_policy, machine_infos, replay
 from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.campus.summary import summarize
-from simulator.trace_model import OwnerSessions
 
 
 @pytest.fixture(scope="module")
@@ -144,25 +143,3 @@ def test_a_policy_is_shown_only_the_event_kinds_and_power_states_it_wants(campus
         or (isinstance(e, MachinePowerChanged) and e.state is PowerState.SLEEP)
     ]
     assert len(wanted) < len(everything) and picky.events == wanted
-
-
-def test_timers_skipped_for_a_returning_owner_change_nothing_but_the_event_count(
-    campus, monkeypatch
-) -> None:
-    """The pool leaves out sleep and eligibility timers that the owner's next login would make
-    stale; without that knowledge every timer fires, and the replay must come out the same."""
-    planned = summarize(replay(campus, build_policy("random", campus, seed=4), seed=4))
-    plan = CampusPool.plan_sessions
-
-    def unknown_returns(pool: CampusPool, sessions: OwnerSessions) -> list[float]:
-        logins = plan(pool, sessions)
-        pool.owner_back = [float("inf")] * len(pool.owner_back)
-        pool._session_next = [float("inf")] * len(sessions)
-        return logins
-
-    monkeypatch.setattr(CampusPool, "plan_sessions", unknown_returns)
-    unplanned = summarize(replay(campus, build_policy("random", campus, seed=4), seed=4))
-    assert planned["sim"]["events"] < unplanned["sim"]["events"]
-    for summary in (planned, unplanned):
-        del summary["sim"]["events"]
-    assert _comparable(planned) == _comparable(unplanned)

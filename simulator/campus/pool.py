@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+import numpy as np
+
 from plugins.contract.events import (
     ALL_EVENT_KINDS,
     ALL_POWER_STATES,
@@ -21,7 +23,6 @@ from plugins.contract.events import (
     OwnerSessionStarted,
     PowerState,
 )
-from simulator.campus.owner_plan import plan_sessions
 from simulator.campus.rules import PoolRules
 from simulator.engine import Engine
 from simulator.indexed_set import IndexedSet
@@ -29,7 +30,6 @@ from simulator.trace_model import DAY, ClosingTimes, Inventory, OwnerSessions
 
 SLEEP, IDLE, OWNER, HTC, DOWN = range(5)
 STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
-INF = float("inf")
 # enum members as module constants: ``PowerState.ON`` is a slow class getattr (millions a year)
 POWER_ON, POWER_SLEEP, POWER_OFF = PowerState.ON, PowerState.SLEEP, PowerState.OFF
 EVICTED_OWNER, EVICTED_REBOOT = AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT
@@ -90,12 +90,8 @@ class CampusPool:
         """Of those, the machines that were not free before (taken by an owner, a job, down)."""
         self._taken = [True] * n
         """Per machine: not free since an owner, a job or a failure last took it."""
-        self.owner_back = [INF] * n
-        """Per machine, when its owner logs in next (inf: not known). A sleep or eligibility
-        timer due later is never scheduled: that login takes the machine first, so the timer
-        would only fire stale (a third of all timers)."""
         self._session_machine: list[int] = []
-        self._session_next: list[float] = []
+        """Per owner session in the order the replay delivers it, its machine."""
         for m in range(n):
             self._become_idle(m, start)
 
@@ -129,12 +125,10 @@ class CampusPool:
         # (``next_closing(t)`` is never before t)
         sleep_at, closed = now + rules.sleep_open_s, next_closing(now + rules.sleep_closed_s)
         sleep_at = closed if closed < sleep_at else sleep_at
-        owner_back = self.owner_back[m]
-        if sleep_at <= owner_back:
-            at(sleep_at, self._sleep_timer, (m, version))
+        at(sleep_at, self._sleep_timer, (m, version))
         if eligible <= now:
             self._free(m)
-        elif eligible <= owner_back:
+        else:
             at(eligible, self._eligible_timer, (m, version))
 
     def _eligible_timer(self, arg: tuple[int, int]) -> None:
@@ -193,16 +187,14 @@ class CampusPool:
     def plan_sessions(self, sessions: OwnerSessions) -> list[float]:
         """Learn the trace's owner sessions; returns their login times in the order the replay
         delivers them: ``owner_login(s)`` starts the ``s``-th."""
-        plan = plan_sessions(sessions, len(self.names))
-        self.owner_back = plan.first_login
-        self._session_machine, self._session_next = plan.machine, plan.next_login
-        return plan.login
+        delivered = np.argsort(sessions.login, kind="stable")
+        self._session_machine = sessions.machine[delivered].tolist()
+        return sessions.login[delivered].tolist()
 
     def owner_login(self, s: int) -> None:
         """The ``s``-th planned session begins."""
         now = self.engine.time
         m = self._session_machine[s]
-        self.owner_back[m] = self._session_next[s]
         self.owners[m] += 1
         if self.emits_login:
             self.emit(OwnerSessionStarted(now, self.names[m]))

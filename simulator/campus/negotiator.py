@@ -103,6 +103,10 @@ class Negotiator:
                 break
             if not group.items:
                 continue
+            # Three paths, each for a reason: without any advice the pool draws machines as
+            # one without the advisor does (the random baselines' own stream, which the papers'
+            # figures were reproduced with); jobs with a minimum idle time need each machine's
+            # remaining idle time, which advice groups do not carry; otherwise by groups.
             if self.cache.empty():
                 self._match_neutral(group)
             elif book.constrained:

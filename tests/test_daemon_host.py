@@ -114,6 +114,23 @@ def test_advice_expires_after_its_lifetime(tmp_path: Path) -> None:
     assert board.get("a", 1000.0).advice.rank == -1.0  # type: ignore[union-attr]
 
 
+def test_a_reloaded_advice_lifetime_applies_from_the_next_cycle(tmp_path: Path) -> None:
+    clock = [1000.0]
+    daemon, _ = make_daemon(tmp_path, clock)
+    daemon.host.cycle(clock[0])
+    assert daemon.board.get("b", 1299.0) is not None  # 300 s as configured
+    config = tmp_path / "advisor.yaml"
+    config.write_text(
+        "pool: {kind: condor, collector: 'cm:9618'}\n"
+        "publish: {listen: '127.0.0.1:0', advice_lifetime: 60}\n"
+        f"state: {{directory: '{tmp_path}'}}\n"
+    )
+    assert daemon.reload(config, {}, None)
+    clock[0] = 1100.0
+    daemon.host.cycle(clock[0])
+    assert daemon.board.get("b", 1159.0) is not None and daemon.board.get("b", 1160.0) is None
+
+
 def _asked(*names: str) -> PoolView:
     return PoolView([MachineView(n, "idle", 0.0) for n in names], ())
 

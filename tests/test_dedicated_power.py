@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
 from dedicatedkit import workload
 
+from plugins.contract.advice import PowerAdvice
 from plugins.contract.policy import PolicyContext
+from plugins.power.base import node_advice
 from plugins.power.timeout import TimeoutPolicy
-from plugins.power.view import PowerDecision
+from plugins.power.view import IDLE, OFF, SWITCHING_OFF, PowerDecision
 from simulator.dedicated.cluster import Cluster
 from simulator.dedicated.episode import DayEpisode
 from simulator.dedicated.power import CoreUse, NodeState, PowerProfile
 from simulator.engine import Engine
 
 P = PowerProfile()
+
+
+def reserve(episode: DayEpisode, nodes: int) -> float:
+    """One step with ``nodes`` held off (the rest as they are); the step's reward."""
+    return episode.step(node_advice(episode.view(), PowerDecision(reserve=nodes)))
 
 
 def test_idle_then_switch_off_costs_idle_transition_and_off_power() -> None:
@@ -68,11 +78,11 @@ def test_a_day_conserves_core_time_and_waste_is_idle_plus_switching() -> None:
 def test_reserved_nodes_go_off_and_are_not_used_until_released() -> None:
     jobs = workload(2, 1, [(0, 1, 600, 60)])
     episode = DayEpisode(jobs)
-    episode.step(PowerDecision(reserve=2))
+    reserve(episode, 2)
     assert episode.cluster.record.start[0] != episode.cluster.record.start[0]  # still NaN
     assert episode.cluster.reserved.all()
-    episode.step(PowerDecision(reserve=1))
-    episode.step(PowerDecision(reserve=1))
+    reserve(episode, 1)
+    reserve(episode, 1)
     assert episode.cluster.record.start[0] == pytest.approx(60.0 + P.switch_on_s)
 
 
@@ -81,10 +91,26 @@ def test_reward_is_minus_waste_and_late_cores_per_core_eq_3_to_5(tau: float) -> 
     """Eq. 3: r = -(E_waste + QoS), in idle-core-minutes per core of the cluster; eq. 5 counts a
     queued job's cores once wait >= wall * tau; eq. 4 counts boot energy, not reserved-off nodes."""
     episode = DayEpisode(workload(2, 1, [(0, 1, 120, 60)]), tau=tau)  # 2 cores in all
-    held = [episode.step(PowerDecision(reserve=2)) for _ in range(2)]  # both nodes off, held
+    held = [reserve(episode, 2) for _ in range(2)]  # both nodes off, held
     late = [wait >= 120 * tau for wait in (60.0, 120.0)]
     assert held == pytest.approx([-float(x) / 2 for x in late])
-    boot = episode.step(PowerDecision(reserve=1))  # one node boots during 120-180 s
+    boot = episode.step(
+        node_advice(episode.view(), PowerDecision(reserve=1))
+    )  # one node boots during 120-180 s
     assert boot == pytest.approx(-(P.switching_on_w / P.idle_w + 1) / 2)  # still queued at 180
-    assert episode.step(PowerDecision(reserve=1)) == 0.0  # computing: no waste, nobody waits
-    assert episode.step(PowerDecision(reserve=1)) == pytest.approx(-0.5)  # one idle core
+    assert reserve(episode, 1) == 0.0  # computing: no waste, nobody waits
+    assert reserve(episode, 1) == pytest.approx(-0.5)  # one idle core
+
+
+def test_a_reservation_grows_by_the_cheapest_nodes_and_shrinks_from_the_top() -> None:
+    view = DayEpisode(workload(4, 1, [(0, 1, 600, 60)])).view()
+    view = dataclasses.replace(
+        view, node_state=np.array([IDLE, OFF, SWITCHING_OFF, IDLE], dtype=np.int8)
+    )
+    advice = node_advice(view, PowerDecision(reserve=3, switch_off=(3,)))
+    # node 3 goes off now (first, as the decision said), then the off and switching-off nodes
+    assert list(advice.machines) == ["node3", "node1", "node2"]
+    assert {a.power for a in advice.machines.values()} == {PowerAdvice.RESERVE_OFF}
+    assert all(a.hold for a in advice.machines.values())
+    held = dataclasses.replace(view, reserved=np.array([True, True, True, False]))
+    assert list(node_advice(held, PowerDecision(reserve=1)).machines) == ["node0"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from dedicatedkit import random_workload, workload
 
-from plugins.contract.advice import PowerAdvice
+from plugins.contract.advice import MachineAdvice, PowerAdvice
 from plugins.contract.policy import MachineView, OptionError, PolicyContext, PoolView
 from plugins.contract.registry import available
 from plugins.power.base import PowerPolicy
@@ -32,12 +32,12 @@ def test_timeout_switches_a_node_off_at_the_first_decision_after_t_idle_minutes(
     idle_from = 60.0 + 130.0
     first_off = None
     while not episode.done and first_off is None:
-        now = episode.engine.now()
-        decision = policy.decide(episode.view())
-        if decision.switch_off:
-            first_off = now
-            assert decision.switch_off == (0,)
-        episode.step(decision)
+        view = episode.view()
+        advice = policy.advise(view, view.now)
+        if advice.machines:
+            first_off = view.now
+            assert advice.machines == {"node0": MachineAdvice(power=PowerAdvice.MAY_SLEEP)}
+        episode.step(advice)
     assert first_off is not None
     assert first_off >= idle_from + 60 * t
     assert first_off < idle_from + 60 * t + STEP_S
@@ -85,7 +85,8 @@ def test_only_the_oracle_policy_reads_future_runtimes() -> None:
             with pytest.raises(RuntimeError):
                 policy.bind_oracle(oracle)
         for _ in range(200):
-            episode.step(policy.decide(episode.view()))
+            view = episode.view()
+            episode.step(policy.advise(view, view.now))
         assert (oracle.calls > 0) == cls.NEEDS_ORACLE, name
 
 

@@ -39,8 +39,8 @@ def test_or_ppo_decides_the_same_after_a_state_round_trip() -> None:
     jobs = random_workload(np.random.default_rng(5), 4, 2, 30)
     first = OrPpoPolicy(PolicyContext({}, seed=1))
     a = DayEpisode(jobs)
-    decisions = [first.decide(a.view()) for _ in range(3)]
+    decisions = [first.advise(a.view(), 0.0) for _ in range(3)]
     second = OrPpoPolicy(PolicyContext({}, seed=99))
     second.load_state(first.state_dict())
     b = DayEpisode(jobs)
-    assert [second.decide(b.view()) for _ in range(3)] == decisions
+    assert [second.advise(b.view(), 0.0) for _ in range(3)] == decisions

@@ -39,6 +39,17 @@ def test_twin_ends_with_the_replay_figures(tmp_path: Path, policy: str) -> None:
     assert list((tmp_path / "t" / "state").glob("snapshot-*.json"))
 
 
+def test_a_dry_run_twin_leaves_the_pool_as_without_the_advisor(tmp_path: Path) -> None:
+    """Nothing reaches the twin's sink, so the pool matches as with no advice at all (the
+    negotiator reads the daemon's ledger only while the daemon publishes)."""
+    none = ["replay", "--scenario", "campus", *SCENARIO, "--policy", "random"]
+    assert main([*none, "--out", str(tmp_path / "r")]) == 0
+    twin = ["run", "--pool", "sim:campus", "--speed", "max", "--listen", "127.0.0.1:0"]
+    dry = [*twin, *SCENARIO, "--policy", "bandit-cluster", "--dry-run"]
+    assert main([*dry, "--out", str(tmp_path / "t")]) == 0
+    assert (tmp_path / "t" / "jobs.csv").read_text() == (tmp_path / "r" / "jobs.csv").read_text()
+
+
 class EvictionCounter(Policy):
     """A small learning policy: ranks machines by how rarely they evicted a job."""
 

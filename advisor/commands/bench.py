@@ -63,6 +63,8 @@ def print_decision_latency(negotiator: Negotiator) -> None:
     """Wall time of ``advise`` per negotiation cycle, and per placement decision it drew."""
     import numpy as np
 
+    from simulator.campus.advice_source import AskedPolicy
+
     calls = np.asarray(negotiator.advise_s)
     if not calls.size:
         return
@@ -70,7 +72,8 @@ def print_decision_latency(negotiator: Negotiator) -> None:
     print(f"advise mean us    {calls.mean() * 1e6:.1f}")
     print(f"advise p99 us     {np.percentile(calls, 99) * 1e6:.1f}")
     print(f"advise max us     {calls.max() * 1e6:.1f}")
-    decisions = getattr(negotiator.policy, "decisions", 0)
+    source = negotiator.source
+    decisions = getattr(source.policy, "decisions", 0) if isinstance(source, AskedPolicy) else 0
     if decisions:
         print(f"decisions         {decisions}")
         print(f"us per decision   {calls.sum() / decisions * 1e6:.1f}  (advise time / decisions)")

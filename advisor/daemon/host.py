@@ -52,7 +52,7 @@ class PolicyHost:
         self.source = source
         self.sinks = list(sinks)
         self.metrics = metrics
-        self.lifetime_s = lifetime_s
+        self.standing = StandingAdvice(lifetime_s)
         self.dry_run = dry_run
         self.stale_after_s = stale_after_s
         """Advice is renewed only from a view the pool confirmed this recently."""
@@ -68,10 +68,18 @@ class PolicyHost:
         """Whether the last poll of the pool answered."""
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
-        self.standing = StandingAdvice(lifetime_s)
         self.unknown_machine_events = 0
         self.unpublished_said: set[str] = set()
         """Events naming a machine the pool never showed (not fed: no policy can place there)."""
+
+    @property
+    def lifetime_s(self) -> float:
+        """How long published advice stands unless renewed (``publish.advice_lifetime``)."""
+        return self.standing.ledger.lifetime_s
+
+    @lifetime_s.setter
+    def lifetime_s(self, seconds: float) -> None:
+        self.standing.ledger.lifetime_s = seconds
 
     # -- the cycle ---------------------------------------------------------------------------
     def observe(self, now: float) -> bool:
@@ -95,6 +103,8 @@ class PolicyHost:
         new = [info for name, info in machines.items() if name not in self.machines]
         if new:
             self.machines.update((info.name, info) for info in new)
+            for info in new:
+                self.standing.number(info.name)
             self.policy.machines_joined(new)
             log.info("%d machine(s) joined, %d known", len(new), len(self.machines))
 
@@ -235,5 +245,6 @@ class PolicyHost:
                 log.warning(
                     "policy changed %s -> %s: learning starts over", self.policy.label, policy.label
                 )
-                self.standing = StandingAdvice(self.lifetime_s)  # another policy names its own way
+                # another policy names its own way
+                self.standing = StandingAdvice(self.lifetime_s, self.machines)
             self.policy = policy

@@ -12,20 +12,25 @@ longer confirmed by the pool) therefore leaves the pool within one lifetime.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice
-from plugins.contract.ledger import AdviceLedger, is_neutral
+from plugins.contract.ledger import AdviceLedger, Taken, is_neutral
 from plugins.contract.policy import PoolView
 from plugins.contract.told import what_was_told
 
 
 class StandingAdvice:
-    def __init__(self, lifetime_s: float) -> None:
+    def __init__(self, lifetime_s: float, machines: Iterable[str] = ()) -> None:
         self.ledger = AdviceLedger(lifetime_s, resumed=True)
         self.index: dict[str, int] = {}
-        """Machine name -> the ledger's number for it (in the order machines were first seen)."""
+        """Machine name -> the ledger's number for it (in the order machines joined the pool)."""
         self.names: list[str] = []
         self.published: set[int] = set()
+        self.taken = Taken()
+        """What the last answer changed (the twin's negotiator applies it)."""
+        for name in machines:
+            self.number(name)
 
     def number(self, name: str) -> int:
         m = self.index.get(name)
@@ -55,8 +60,8 @@ class StandingAdvice:
         numbers = [self.number(mv.name) for mv in view.machines]
         for name in (*decided.machines, *decided.follows):  # answered without being asked
             self.number(name)
-        told = what_was_told(decided, view.machines, numbers, self.index, set(numbers))
-        ledger.take(decided, told, now)
+        told = what_was_told(decided, view.machines, numbers, self.index)
+        self.taken = ledger.take(decided, told, now)
         cap = now + ledger.lifetime_s
         out: dict[str, MachineAdvice] = {}
         for m in ledger.advised():

@@ -1,8 +1,9 @@
 """The digital twin: the daemon run against the simulated pool in accelerated time.
 
 The simulator's negotiator asks for advice whenever it negotiates; in the twin that request runs
-one daemon cycle (poll the twin, feed events, advise, stamp, publish to every sink) and the
-negotiator applies what was published to the twin's sink. So a twin run makes exactly the
+one daemon cycle (poll the twin, feed events, advise, take the answer into the daemon's advice
+ledger, publish to every sink), and the negotiator reads that same ledger: what the daemon
+publishes is what the simulated pool matches by, decoded once. So a twin run makes exactly the
 policy calls a replay makes, and ends with the same figures.
 
 The clock is the simulation engine (SimPy-style injected clock): snapshot, retrain, pacing and
@@ -17,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,9 @@ from advisor.daemon.metrics import DaemonMetrics
 from advisor.ports import Observation
 from plugins.contract.advice import Advice
 from plugins.contract.events import Event
-from plugins.contract.ledger import AdviceLedger
+from plugins.contract.ledger import AdviceLedger, Taken
 from plugins.contract.policy import MachineInfo, Policy, PoolView
+from simulator.campus.advice_source import Resolved
 
 log = logging.getLogger("htcondor_advisor.twin")
 IDENTITY_KEYS = ("scenario", "scenario_config", "days", "scale", "seed")
@@ -51,8 +53,6 @@ class TwinPool:
         self.clock: Any = lambda: 0.0
         self.resume_at: float | None = None
         self.delivered = False
-        self.cache: AdviceLedger | None = None
-        """The negotiator's advice cache (its lifetime follows ``publish.advice_lifetime``)."""
 
     def emit(self, event: Event) -> None:
         self.buffer.append(event)
@@ -78,27 +78,38 @@ class TwinPool:
 
 class NegotiatorBridge:
     """What the simulator's negotiator asks in the twin (an ``AdviceSource``): one negotiation =
-    one daemon cycle; the answer is what the daemon published to the twin."""
+    one daemon cycle; the negotiator reads the daemon's own ledger, unless nothing reaches the
+    twin's sink (a dry run), when the pool sees no advice at all.
+
+    The daemon numbers machines as they join, and the twin shows them all at once in the
+    inventory's order, so the ledger's numbers are the simulated pool's."""
 
     def __init__(self, twin: TwinPool) -> None:
         self.twin = twin
         self.host: PolicyHost | None = None
+        self.unpublished = AdviceLedger(0.0)
+        """The ledger of a pool no advice reaches (never fed)."""
 
     @property
     def ASKS_ONLY_WHEN_FREED(self) -> bool:
         """Asked as the host's policy would be, so the twin makes a replay's calls."""
         return self.host is not None and self.host.policy.ASKS_ONLY_WHEN_FREED
 
-    def advise(self, view: PoolView, now: float) -> Advice:
-        """Run one cycle; the negotiator gets what reached the twin's sink (nothing on a dry run
-        or a failed publish). It gets the policy's own advice objects, before the expiry stamp:
-        its cache applies the same lifetime, and it groups machines by advice identity."""
+    @property
+    def ledger(self) -> AdviceLedger:
+        host = self.host
+        return self.unpublished if host is None or host.dry_run else host.standing.ledger
+
+    def resolve(self, view: PoolView, numbers: Sequence[int], now: float) -> Resolved:
+        """Run one cycle; what it took into the ledger, if it reached the twin's sink."""
         twin, host = self.twin, self.host
         assert host is not None
         twin.view, twin.delivered = view, False
         host.cycle(now)
         twin.view = EMPTY_VIEW
-        return host.decided if twin.delivered else Advice()
+        if not twin.delivered:
+            return Resolved(Taken(), {})
+        return Resolved(host.standing.taken, host.decided.jobs)
 
 
 def next_cron(trigger: CronTrigger, t: float) -> float:

@@ -64,8 +64,6 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     world = build_world(trace, bridge, pool["seed"], PoolRules(), 60.0, twin.emit, twin.emit)
     engine = world.engine
     twin.clock = engine.now
-    twin.cache = world.negotiator.cache
-    twin.cache.lifetime_s = config.publish["advice_lifetime"]
     daemon = Daemon(config, make_policy(config, machines, oracle), twin, [twin], engine.now)
     daemon.resume()
     resume_at = twin.resume_at
@@ -171,7 +169,4 @@ def _reload(daemon: Daemon, opts: TwinOptions, oracle: TraceOracle | None) -> No
         return
     sd_notify("RELOADING=1")
     daemon.reload(opts.config_path, opts.overrides, oracle)
-    twin = daemon.host.source
-    assert isinstance(twin, TwinPool) and twin.cache is not None
-    twin.cache.lifetime_s = daemon.host.lifetime_s
     sd_notify("READY=1")

@@ -141,7 +141,10 @@ class Policy(ABC):
 
     @abstractmethod
     def advise(self, view: PoolView, now: float) -> Advice:
-        """Advice for the machines in ``view`` (and any per-job advice), as of ``now``."""
+        """Advice for the machines in ``view`` (and any per-job advice), as of ``now``.
+
+        A policy serving the ``dedicated`` model is asked there with that model's view, a
+        ``ClusterView`` (``plugins/power/view.py``), and answers per node."""
 
     def retrain(self, now: float) -> None:  # noqa: B027 (optional hook)
         """Refit learned models on what was observed before ``now``.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from plugins.contract.advice import Advice
 from plugins.contract.ledger import Filed
@@ -14,20 +14,20 @@ def what_was_told(
     asked: Sequence[MachineView],
     numbers: Sequence[int],
     index: Mapping[str, int],
-    already: Container[int],
 ) -> list[tuple[int, Filed | None]]:
     """(machine number, its advice or the name it follows, or None: neutral), in filing order.
 
     Each machine asked (``asked``, numbered ``numbers``): its own advice, else the name it is
     told to follow, else the name its view says it follows (a machine left out of the answer
     keeps following; with no name it is neutral). Then the machines answered without being
-    asked, follows before own advice (the later wins), unless ``already`` holds them (the driver
-    asked about them this round and found them busy) or the driver does not know them."""
+    asked (``index`` numbers them; one the driver does not know is left out), follows before own
+    advice (the later wins)."""
     given, follows = advice.machines, advice.follows
     told: list[tuple[int, Filed | None]] = [
         (m, given.get(mv.name) or follows.get(mv.name) or mv.follows)
         for m, mv in zip(numbers, asked, strict=True)
     ]
+    already = set(numbers)
     for answer in (follows, given):
         for name, adv in answer.items():
             m = index.get(name)

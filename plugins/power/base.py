@@ -1,9 +1,13 @@
-"""Shared part of the power policies: the fast ``decide`` path and the normal advice path.
+"""Shared part of the power policies: one ``decide`` step, answered through ``advise``.
 
-The dedicated simulator calls ``decide(ClusterView)`` every minute; the daemon calls
-``advise(PoolView, now)`` and gets ``MachineAdvice.power`` per machine: reserved machines are
-``reserve-off`` and held, idle ones past their timeout ``may-sleep``, sleeping ones ``wake`` when
-jobs wait and the reservation lets them go.
+Each policy's own step is ``decide(ClusterView) -> PowerDecision`` (which idle nodes go off, how
+many nodes stay reserved). Every driver asks ``advise(view, now)`` as it asks any policy:
+
+- a dedicated cluster passes its ``ClusterView`` and gets per-node advice (``node_advice``): the
+  nodes switched off now ``may-sleep``, the reservation ``reserve-off`` and held;
+- a campus replay or the daemon passes a ``PoolView`` and gets ``MachineAdvice.power`` per machine:
+  reserved machines are ``reserve-off`` and held, idle ones past their timeout ``may-sleep``,
+  sleeping ones ``wake`` when jobs wait and the reservation lets them go.
 """
 
 from __future__ import annotations
@@ -15,10 +19,21 @@ import numpy as np
 
 from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
 from plugins.contract.policy import Policy, PoolView
-from plugins.power.view import COMPUTING, IDLE, OFF, ClusterView, PowerDecision, RuntimeOracle
+from plugins.power.view import (
+    COMPUTING,
+    IDLE,
+    OFF,
+    SWITCHING_OFF,
+    ClusterView,
+    PowerDecision,
+    RuntimeOracle,
+    node_name,
+)
 
 LIVE_ADVICE_S = 300.0
 """Advice lifetime in the daemon: a reservation lapses unless renewed (HIBERNATE checks it)."""
+RESERVED = MachineAdvice(power=PowerAdvice.RESERVE_OFF, hold=True)
+SWITCHED_OFF = MachineAdvice(power=PowerAdvice.MAY_SLEEP)
 
 
 def idle_nodes_to_keep(view: ClusterView) -> int:
@@ -40,6 +55,39 @@ def idle_longer_than(view: ClusterView, seconds: float) -> tuple[int, ...]:
     return tuple(int(n) for n in candidates if view.now - view.idle_since[n] >= seconds)
 
 
+def reservation(view: ClusterView, decision: PowerDecision) -> list[int]:
+    """The nodes held for ``decision.reserve``: those held already (lowest numbers first), then
+    free nodes that are off, switching off (those switched off by the decision too), idle; so a
+    reservation grows by the nodes whose holding costs the least work."""
+    target = max(0, int(decision.reserve))
+    held = [int(n) for n in np.flatnonzero(view.reserved)]
+    if len(held) >= target:
+        return held[:target]
+    state = view.node_state.copy()
+    for n in decision.switch_off:
+        if not view.reserved[n] and state[n] == IDLE:
+            state[n] = SWITCHING_OFF
+    free = ~view.reserved
+    for kind in (OFF, SWITCHING_OFF, IDLE):
+        held += [int(n) for n in np.flatnonzero(free & (state == kind))[: target - len(held)]]
+    return held
+
+
+def node_advice(view: ClusterView, decision: PowerDecision) -> Advice:
+    """``decision`` as per-node advice, in the order a cluster acts on it: the nodes switched
+    off (``may-sleep``, or ``reserve-off`` when also held), then the other held nodes in number
+    order (``reserve-off``). A node not named stays as it is (``on``)."""
+    held = reservation(view, decision)
+    kept = set(held)
+    advice = Advice()
+    machines = advice.machines
+    for n in (*decision.switch_off, *sorted(held)):
+        name = node_name(n)
+        if name not in machines:
+            machines[name] = RESERVED if n in kept else SWITCHED_OFF
+    return advice
+
+
 class PowerPolicy(Policy):
     """A policy deciding node power for a dedicated cluster, usable by simulator and daemon."""
 
@@ -52,7 +100,10 @@ class PowerPolicy(Policy):
     def decide(self, view: ClusterView) -> PowerDecision:
         """Which idle nodes to switch off and how many nodes to keep reserved and off."""
 
-    def advise(self, view: PoolView, now: float) -> Advice:
+    def advise(self, view: PoolView | ClusterView, now: float) -> Advice:
+        """Per-node advice for a dedicated cluster, per-machine power advice for a pool."""
+        if isinstance(view, ClusterView):
+            return node_advice(view, self.decide(view))
         cluster = pool_as_cluster(view, now)
         decision = self.decide(cluster)
         names = [m.name for m in view.machines]

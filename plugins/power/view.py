@@ -15,6 +15,16 @@ OFF, IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF = range(5)
 """Node states, as ``simulator.dedicated.power.NodeState`` (plugins import no simulator)."""
 
 
+def node_name(node: int) -> str:
+    """The machine name a dedicated cluster's node has in ``Advice.machines``."""
+    return f"node{node}"
+
+
+def node_number(name: str) -> int:
+    """The node a ``node_name`` names."""
+    return int(name.removeprefix("node"))
+
+
 @dataclass(frozen=True)
 class ClusterView:
     """A snapshot: node states, the queue in scheduler order, running jobs' requests.
@@ -58,7 +68,9 @@ class RuntimeOracle(Protocol):
 
 @dataclass(frozen=True)
 class PowerDecision:
-    """Switch these idle nodes off, and hold ``reserve`` nodes off and away from the scheduler."""
+    """Switch these idle nodes off, and hold ``reserve`` nodes off and away from the scheduler.
+
+    A power policy's own step (``PowerPolicy.decide``); drivers are answered with ``Advice``."""
 
     reserve: int = 0
     switch_off: tuple[int, ...] = ()

@@ -35,7 +35,6 @@ import numpy as np
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
 from plugins.contract.ledger import AdviceLedger
 from plugins.contract.policy import MachineView, PoolView
-from plugins.contract.told import what_was_told
 from simulator.campus.advice_groups import AdviceGroups
 from simulator.campus.advice_source import AdviceSource
 from simulator.campus.group_levels import Level
@@ -50,20 +49,19 @@ class Negotiator:
         engine: Engine,
         pool: CampusPool,
         book: JobBook,
-        policy: AdviceSource,
+        source: AdviceSource,
         rng: np.random.Generator,
         job_index: dict[str, int],
         interval: float = 60.0,
-        advice_lifetime_s: float = 3600.0,
     ) -> None:
         self.engine = engine
         self.pool = pool
         self.book = book
-        self.policy = policy
+        self.source = source
         self.rng = rng
         self.job_index = job_index
         self.interval = interval
-        self.cache = AdviceLedger(advice_lifetime_s)
+        self.ledger = source.ledger
         self.scheduled = False
         self.next_cycle = 0.0
         self.cycles = 0
@@ -72,7 +70,7 @@ class Negotiator:
         self.groups = AdviceGroups((pool.free_awake, pool.sleeping), rand, self._shared_value)
         self._view_of: dict[int, MachineView] = {}
         self.advise_s = array("d")
-        """Wall time of every ``advise`` call (the decision latency ``bench`` reports)."""
+        """Wall time of every answer, decoding included (the decision latency ``bench`` reports)."""
 
     def request(self) -> None:
         """Something changed: run a cycle at the next negotiation tick."""
@@ -107,7 +105,7 @@ class Negotiator:
             # one without the advisor does (the random baselines' own stream, which the papers'
             # figures were reproduced with); jobs with a minimum idle time need each machine's
             # remaining idle time, which advice groups do not carry; otherwise by groups.
-            if self.cache.empty():
+            if self.ledger.empty():
                 self._match_neutral(group)
             elif book.constrained:
                 self._match_ranked(list(group), fresh, now)
@@ -115,19 +113,21 @@ class Negotiator:
                 self._match_grouped(family)
         book.constrained_added = False
         kept_off = book.idle_total - len(book.constrained)
-        lapse = self.cache.next_expiry()
+        lapse = self.ledger.next_expiry()
         if kept_off and lapse is not None and (pool.free_awake.items or pool.sleeping.items):
             # Advice kept jobs off free machines. Until something changes, or the advice
             # lapses and is asked for again, every further cycle would match nothing.
             self._schedule(max(lapse, now + self.interval))
 
     def _refresh_advice(self, now: float) -> set[int]:
-        """Ask the policy about changed or lapsed candidates; return the machines re-advised."""
-        pool, book, cache = self.pool, self.book, self.cache
+        """Ask the source about changed or lapsed candidates; return the machines re-advised."""
+        if self.source.ledger is not self.ledger:
+            self._adopt(self.source.ledger)
+        pool, book, ledger = self.pool, self.book, self.ledger
         stale, kept = pool.changed, set()
-        if self.policy.ASKS_ONLY_WHEN_FREED:
+        if self.source.ASKS_ONLY_WHEN_FREED:
             stale, kept = pool.freed, pool.changed - pool.freed
-        stale.update(cache.expire(now))
+        stale.update(ledger.expire(now))
         machines, asked = self._views(stale)
         pool.changed, pool.freed = set(), set()
         view = PoolView(
@@ -137,23 +137,33 @@ class Negotiator:
         )
         book.new_jobs.clear()
         began = time.perf_counter()
-        advice = self.policy.advise(view, now)
+        answer = self.source.resolve(view, asked, now)
         self.advise_s.append(time.perf_counter() - began)
-        told = what_was_told(advice, machines, asked, pool.index, stale)
-        self.groups.apply(self.cache.take(advice, told, now))
+        self.groups.apply(answer.taken)
         if kept:
             # a machine that fell asleep moves within its group when matching draws it
             self._keep(sorted((kept - stale) & pool.free_awake.live))
-        if advice.jobs:
-            book.apply_advice(advice.jobs, self.job_index)
+        if answer.jobs:
+            book.apply_advice(answer.jobs, self.job_index)
         return stale
+
+    def _adopt(self, ledger: AdviceLedger) -> None:
+        """Read advice from ``ledger`` from now on (in the twin: the daemon took over from the
+        re-simulation, changed policy, or stopped publishing). Every free machine is filed anew
+        by what it carries there and asked about again."""
+        pool = self.pool
+        self.ledger = ledger
+        self.groups = AdviceGroups(self.groups.families, self.groups.rand, self._shared_value)
+        free = sorted(pool.free_awake.live | pool.sleeping.live)
+        self.groups.refile(free, list(map(ledger.filed, free)))
+        pool.changed.update(free)
 
     def _views(self, stale: set[int]) -> tuple[list[MachineView], list[int]]:
         """The candidates among ``stale`` as the policy sees them, and their numbers.
 
         A view is reused while its machine's state and free time stay the same (views are
         frozen): a lapse re-asks about free machines unchanged."""
-        pool, views, follows = self.pool, self._view_of, self.cache.follows
+        pool, views, follows = self.pool, self._view_of, self.ledger.follows
         awake, asleep = pool.free_awake.live, pool.sleeping.live
         names, since = pool.names, pool.free_since
         machines, asked = [], []
@@ -173,12 +183,12 @@ class Negotiator:
 
     def _shared_value(self, name: str) -> MachineAdvice:
         """A name's value (neutral while it is lapsed)."""
-        entry = self.cache.named(name)
-        return NEUTRAL_MACHINE_ADVICE if entry is None or not self.cache.names_live else entry[0]
+        entry = self.ledger.named(name)
+        return NEUTRAL_MACHINE_ADVICE if entry is None or not self.ledger.names_live else entry[0]
 
     def _keep(self, machines: list[int]) -> None:
         """Machines still free with the advice they had, awake again."""
-        self.groups.refile(machines, list(map(self.cache.filed, machines)))
+        self.groups.refile(machines, list(map(self.ledger.filed, machines)))
 
     def _match_grouped(self, family: int) -> None:
         """Oldest job first onto a random machine of the family (0 awake, 1 asleep) in the
@@ -236,8 +246,8 @@ class Negotiator:
             heapq.heapreplace(heads, (nxt[0], k))
 
     def _match_ranked(self, group: list[int], fresh: set[int], now: float) -> None:
-        cache = self.cache
-        free = [m for m in group if not cache.get(m).hold]
+        ledger = self.ledger
+        free = [m for m in group if not ledger.get(m).hold]
         if not free:
             return
         tiebreak = self.rng.random(len(free))
@@ -255,7 +265,7 @@ class Negotiator:
             order = orders.get(k)
             if order is None:
                 ranked = sorted(
-                    (-cache.get(m).rank_for(k), tiebreak[i], m) for i, m in enumerate(free)
+                    (-ledger.get(m).rank_for(k), tiebreak[i], m) for i, m in enumerate(free)
                 )
                 order = orders[k] = [m for r, _, m in ranked if r <= 0]
                 cursor[k] = 0
@@ -273,11 +283,11 @@ class Negotiator:
             self._advance(heads, k)
 
     def _match_constrained(self, free: list[int], used: set[int], now: float) -> None:
-        cache = self.cache
+        ledger = self.ledger
         tiebreak = self.rng.random(len(free))
-        ranked = sorted((-cache.get(m).rank, tiebreak[i], m) for i, m in enumerate(free))
+        ranked = sorted((-ledger.get(m).rank, tiebreak[i], m) for i, m in enumerate(free))
         for _, _, m in ranked:
-            idle = cache.remaining_idle(m, now)
+            idle = ledger.remaining_idle(m, now)
             if idle is None:
                 continue
             j = self.book.pop_constrained(idle)

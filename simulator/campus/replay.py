@@ -24,7 +24,7 @@ from plugins.contract.events import (
 from plugins.contract.policy import MachineInfo, Policy, PolicyContext
 from plugins.contract.registry import policy_for
 from plugins.power.base import PowerPolicy
-from simulator.campus.advice_source import AdviceSource
+from simulator.campus.advice_source import AdviceSource, Answering, AskedPolicy
 from simulator.campus.job_book import JobBook
 from simulator.campus.month_stats import MonthStats, month_starts
 from simulator.campus.negotiator import Negotiator
@@ -134,7 +134,7 @@ class World:
 
 def build_world(
     trace: Trace,
-    advisor: AdviceSource,
+    advisor: Answering | AdviceSource,
     seed: int,
     rules: PoolRules,
     negotiation_interval: float,
@@ -146,7 +146,8 @@ def build_world(
     """Engine, pool, jobs and negotiator with the trace fed in; the negotiator asks ``advisor``.
     ``emit_machine`` gets the machine events in ``wants`` (power changes to ``power_states``).
 
-    The replay passes the policy itself; the digital twin passes the daemon's published advice.
+    The replay passes the policy itself (asked directly; a power policy through the minute tick
+    that applies its advice); the digital twin passes its daemon cycle.
     """
     engine = Engine(trace.start)
     months = MonthStats(trace.start, trace.end)
@@ -171,8 +172,12 @@ def build_world(
     rng = np.random.default_rng(seed + 7919)
     job_index = {job_id: j for j, job_id in enumerate(trace.jobs.job_id)}
     power = CampusPower(engine, pool, book, advisor) if isinstance(advisor, PowerPolicy) else None
-    asked = advisor if power is None else power
-    negotiator = Negotiator(engine, pool, book, asked, rng, job_index, negotiation_interval)
+    source: AdviceSource
+    if isinstance(advisor, AdviceSource):
+        source = advisor
+    else:
+        source = AskedPolicy(power or advisor, pool.index)
+    negotiator = Negotiator(engine, pool, book, source, rng, job_index, negotiation_interval)
     book.on_queued = listener.machine_freed = negotiator.request  # direct: ~0.5 M calls a month
 
     owners, jobs, down = trace.owners, trace.jobs, trace.unavailability

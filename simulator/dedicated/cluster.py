@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from plugins.power.view import ClusterView, PowerDecision
+from plugins.contract.advice import Advice, PowerAdvice
+from plugins.power.view import ClusterView, node_number
 from simulator.dedicated.power import CoreUse, EnergyMeter, NodeState, PowerProfile
 from simulator.dedicated.workload import Workload
 from simulator.engine import Engine
 
+GOING_OFF = (PowerAdvice.MAY_SLEEP, PowerAdvice.RESERVE_OFF)
 USE_OF_STATE = {
     NodeState.OFF: CoreUse.OFF,
     NodeState.SWITCHING_ON: CoreUse.SWITCHING_ON,
@@ -154,23 +156,20 @@ class Cluster:
             callback()
 
     # --- power decisions -----------------------------------------------------------------
-    def apply(self, decision: PowerDecision) -> None:
-        """Switch the listed idle nodes off, then move the reservation to its new size."""
-        for node in decision.switch_off:
-            if not self.reserved[node]:
+    def apply(self, advice: Advice) -> None:
+        """A power policy's per-node advice (``plugins.power.base.node_advice``), in its order.
+
+        The cluster has no sleep timer of its own, so a node that may sleep or is reserved off
+        is switched off now (an idle, unreserved one; others are left as they are), and the held
+        nodes are the reservation from now on (released ones wait for the scheduler to wake them).
+        """
+        held = np.zeros_like(self.reserved)
+        for name, node_advice in advice.machines.items():
+            node = node_number(name)
+            if node_advice.power in GOING_OFF and not self.reserved[node]:
                 self.switch_off(node)
-        target = max(0, int(decision.reserve))
-        held = np.flatnonzero(self.reserved)
-        if len(held) > target:
-            self.reserved[held[target:]] = False
-        else:
-            free = ~self.reserved
-            missing = target - len(held)
-            for state in (NodeState.OFF, NodeState.SWITCHING_OFF, NodeState.IDLE):
-                for node in np.flatnonzero(free & (self.state == state))[:missing]:
-                    self.reserved[node] = True
-                    self.switch_off(int(node))
-                    missing -= 1
+            held[node] = node_advice.hold
+        self.reserved[:] = held
         self._changed()
 
     def view(self, promise: float, order: list[int]) -> ClusterView:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from plugins.power.base import idle_longer_than
+from plugins.power.base import idle_longer_than, node_advice
 from plugins.power.features import HISTORY, OBSERVATION_SIZE, History
 from plugins.power.view import PowerDecision
 from simulator.dedicated.days import Day
@@ -46,7 +46,8 @@ class PowerEnv:
         if not 0 <= int(action) <= self.nodes:
             raise ValueError(f"action {action} is not a reservation size in 0..{self.nodes}")
         view = self.episode.view()
-        reward = self.episode.step(PowerDecision(int(action), idle_longer_than(view, 0.0)))
+        decision = PowerDecision(int(action), idle_longer_than(view, 0.0))
+        reward = self.episode.step(node_advice(view, decision))
         obs = self.history.push(self.episode.view())
         done = self.episode.done
         return obs, reward, done, False, {"metrics": self.episode.metrics()} if done else {}

@@ -1,7 +1,8 @@
 """One day as one episode (paper 001, section 5.2): a power decision every minute for 24 hours.
 
-The same loop serves evaluation (a policy's fast ``decide``), PPO training and the Gymnasium
-wrapper. The reward is eq. 3-5 in units of one idle core for one step, per core of the cluster.
+The same loop serves evaluation (a policy asked with ``advise`` every minute), PPO training and
+the Gymnasium wrapper. The reward is eq. 3-5 in units of one idle core for one step, per core of
+the cluster.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Protocol
 
 import numpy as np
 
-from plugins.power.view import ClusterView, PowerDecision
+from plugins.contract.advice import Advice
+from plugins.power.view import ClusterView
 from simulator.dedicated.cluster import Cluster
 from simulator.dedicated.days import DAY_S
 from simulator.dedicated.easy import ORDERS, schedule
@@ -23,10 +25,12 @@ from simulator.engine import Engine
 STEP_S = 60.0
 
 
-class DecidingPolicy(Protocol):
+class ClusterPolicy(Protocol):
+    """A policy serving the dedicated model: asked with the cluster's view."""
+
     NEEDS_ORACLE: bool
 
-    def decide(self, view: ClusterView) -> PowerDecision: ...
+    def advise(self, view: ClusterView, now: float) -> Advice: ...
 
 
 @dataclass(frozen=True)
@@ -93,11 +97,11 @@ class DayEpisode:
     def view(self) -> ClusterView:
         return self.cluster.view(self.promise, self.order)
 
-    def step(self, decision: PowerDecision) -> float:
+    def step(self, advice: Advice) -> float:
         """Eq. 3: r = -(E_waste + QoS) over this step (eq. 4 and eq. 5 with tau)."""
         meter = self.cluster.meter
         before = meter.waste_j()
-        self.cluster.apply(decision)
+        self.cluster.apply(advice)
         self.engine.run(self.engine.now() + STEP_S)
         meter.advance(self.engine.now())
         self.steps += 1
@@ -107,12 +111,13 @@ class DayEpisode:
         qos = float(self.jobs.cores[q][wait >= self.jobs.walltime[q] * self.tau].sum())
         return -(waste + qos) / (self.jobs.nodes * self.jobs.cores_per_node)
 
-    def run(self, policy: DecidingPolicy) -> DayMetrics:
+    def run(self, policy: ClusterPolicy) -> DayMetrics:
         """The whole day under ``policy`` (an oracle policy is handed the true runtimes)."""
         if policy.NEEDS_ORACLE:
             policy.bind_oracle(EpisodeOracle(self))  # type: ignore[attr-defined]
         while not self.done:
-            self.step(policy.decide(self.view()))
+            view = self.view()
+            self.step(policy.advise(view, view.now))
         return self.metrics()
 
     def metrics(self, theta: float = 0.5) -> DayMetrics:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from plugins.contract.policy import PolicyContext
+from plugins.power.base import node_advice
 from plugins.power.features import History
 from plugins.power.or_oracle import OrOraclePolicy
 from plugins.power.or_ppo import OrPpoPolicy
@@ -34,14 +35,15 @@ def run_day(params: Params, jobs: Workload, seed: int, cfg: PpoConfig) -> Rollou
     episode = DayEpisode(jobs)
     obs, act, logp, val, rew = [], [], [], [], []
     while not episode.done:
-        decision = agent.decide(episode.view())
+        view = episode.view()
+        advice = agent.advise(view, view.now)
         assert agent.last is not None
         x, a, lp, v = agent.last
         obs.append(x)
         act.append(a)
         logp.append(lp)
         val.append(v)
-        rew.append(episode.step(decision))
+        rew.append(episode.step(advice))
     rewards = np.array(rew)
     adv, ret = gae(rewards * cfg.reward_scale, np.array(val), 0.0, cfg.gamma, cfg.lam)
     return Rollout(
@@ -80,5 +82,7 @@ def teacher_day(
             act.append(levels)
         else:
             act.append(decision.reserve * levels // view.nodes if graded else 0)
-        episode.step(decision if driver is None else driver.decide(view))
+        episode.step(
+            node_advice(view, decision) if driver is None else driver.advise(view, view.now)
+        )
     return np.array(obs), np.array(act)

@@ -22,9 +22,10 @@ import numpy as np
 
 from advisor.lab.parallel import run_parallel
 from advisor.lab.power_checkpoints import checkpoint_path, load_checkpoint, shipped_path
+from plugins.contract.advice import Advice
 from plugins.contract.policy import PolicyContext
 from plugins.contract.registry import policy_class
-from plugins.power.view import ClusterView, PowerDecision
+from plugins.power.view import ClusterView
 from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days
 from simulator.dedicated.episode import DayEpisode
 from simulator.plotting import legend_outside, panels, save
@@ -82,12 +83,12 @@ class TimedPolicy:
     def bind_oracle(self, oracle: Any) -> None:
         self.policy.bind_oracle(oracle)
 
-    def decide(self, view: ClusterView) -> PowerDecision:
+    def advise(self, view: ClusterView, now: float) -> Advice:
         began = time.perf_counter()
-        decision = self.policy.decide(view)
+        advice = self.policy.advise(view, now)
         self.seconds += time.perf_counter() - began
         self.calls += 1
-        return decision
+        return advice
 
 
 def run(args: argparse.Namespace) -> int:

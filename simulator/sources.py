@@ -4,13 +4,14 @@ files, an SWF job log, or an FTA availability trace (machines that come and go).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from simulator.campus.scenario import generate_campus, load_campus_config
-from simulator.trace_model import DAY, Jobs, OwnerSessions, Trace
+from simulator.trace_model import DAY, SINGLE, Jobs, OwnerSessions, Trace
 from simulator.traces import (
     fta_unavailability,
     read_fta,
@@ -48,7 +49,7 @@ def _shift(jobs: Jobs, to: float) -> Jobs:
     if not len(jobs):
         return jobs
     delta = to - float(jobs.submit[0])
-    return Jobs(jobs.job_id, jobs.user, jobs.submit + delta, jobs.runtime, jobs.remove + delta)
+    return dataclasses.replace(jobs, submit=jobs.submit + delta, remove=jobs.remove + delta)
 
 
 def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
@@ -68,6 +69,12 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         if spec.owners is None or (spec.jobs is None and spec.swf is None):
             raise SourceError("--machines needs --owners F and a job source (--jobs F or --swf F)")
         inventory = read_inventory(spec.machines)
+        shared = next((m for m in inventory.machines if m.slots != SINGLE), None)
+        if shared is not None:
+            raise SourceError(
+                f"--machines {spec.machines}: machine {shared.name} has slots: {shared.slots}, "
+                "which the replay does not model yet; set slots: single (docs/slots.md)"
+            )
         owners = read_owner_sessions(spec.owners, inventory)
         start = float(owners.login[0]) if len(owners) else 0.0
         trace = Trace(inventory, owners, Jobs([], [], *(np.empty(0),) * 3), start, start)

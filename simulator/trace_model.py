@@ -6,6 +6,7 @@ Readers in ``simulator.traces`` and the scenario generator build these; the repl
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,9 +105,21 @@ class Cluster:
     hours: OpeningHours
 
 
+SINGLE, PARTITIONABLE = "single", "partitionable"
+SLOT_LAYOUTS = (SINGLE, PARTITIONABLE)
+"""How a machine takes jobs (docs/slots.md): ``single``, one job at a time whatever it requests
+(the papers' model); ``partitionable``, one partitionable slot whose cores and memory jobs share
+(HTCondor's default since 23.x)."""
+DEFAULT_CPUS = 1
+"""``RequestCpus`` of a job whose trace does not say (HTCondor 25's ``JOB_DEFAULT_REQUESTCPUS``)."""
+DEFAULT_MEMORY_MB = 128.0
+"""``RequestMemory`` of a job whose trace does not say (HTCondor 25's
+``JOB_DEFAULT_REQUESTMEMORY``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class MachineSpec:
-    """A machine of the inventory with its power per state (watts) and cores."""
+    """A machine of the inventory with its power per state (watts), cores, memory and slots."""
 
     name: str
     cluster: str
@@ -115,6 +128,9 @@ class MachineSpec:
     active_watts: float
     idle_watts: float
     sleep_watts: float
+    memory_mb: float = math.inf
+    """Memory its jobs may share, in MB (inf: memory never limits)."""
+    slots: str = SINGLE
 
 
 @dataclass(slots=True)
@@ -156,10 +172,25 @@ class Jobs:
     runtime: np.ndarray
     remove: np.ndarray
     replicable: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+    cpus: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    """Cores each job requests (``DEFAULT_CPUS`` where the trace does not say)."""
+    memory_mb: np.ndarray = field(default_factory=lambda: np.empty(0))
+    """Memory each job requests in MB (``DEFAULT_MEMORY_MB`` where the trace does not say)."""
 
     def __post_init__(self) -> None:
-        if len(self.replicable) != len(self.submit):
-            self.replicable = np.zeros(len(self.submit), dtype=bool)
+        n = len(self.submit)
+        if len(self.replicable) != n:
+            self.replicable = np.zeros(n, dtype=bool)
+        if len(self.cpus) != n:
+            self.cpus = np.full(n, DEFAULT_CPUS, dtype=np.int64)
+        if len(self.memory_mb) != n:
+            self.memory_mb = np.full(n, DEFAULT_MEMORY_MB)
+
+    def requests_defaults(self) -> bool:
+        """Every job requests one core and the default memory (a trace written without them)."""
+        return bool(
+            (self.cpus == DEFAULT_CPUS).all() and (self.memory_mb == DEFAULT_MEMORY_MB).all()
+        )
 
     def __len__(self) -> int:
         return len(self.submit)

@@ -73,6 +73,18 @@ def test_scenario_writes_traces_that_replay(tmp_path: Path) -> None:
     assert summary["jobs"]["submitted"] > 0
 
 
+def test_a_partitionable_inventory_is_refused_until_the_replay_models_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    _write_scenario(tmp_path / "trace", days=2)
+    machines = tmp_path / "trace" / "machines.yaml"
+    head, listed = machines.read_text().split("machines:")
+    machines.write_text(f"{head}machines:{listed.replace('}', ', slots: partitionable}', 1)}")
+    assert main(_replay_files(tmp_path / "trace", tmp_path / "replay")) == 2
+    line = _error_line(capsys)
+    assert "slots: partitionable" in line and line.endswith("set slots: single (docs/slots.md)")
+
+
 def test_malformed_jobs_file_gives_a_located_error(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -95,6 +95,7 @@ BAD_SESSIONS = [
     pytest.param("1,lib-0001,2\n", 1, None, id="no-header"),
     pytest.param("", 1, None, id="empty"),
 ]
+J_REQ = "submit,job_id,user,runtime,remove,cpus,memory_mb\n"
 BAD_JOBS = [
     pytest.param(J_HEAD + "1,a,u,abc,,\n", 2, "runtime", id="runtime-text"),
     pytest.param(J_HEAD + "1,a,u,-5,,\n", 2, "runtime", id="runtime-negative"),
@@ -106,6 +107,12 @@ BAD_JOBS = [
     pytest.param(J_HEAD + "1,a,u,5,,\n2, ,u,5,,\n", 3, "job_id", id="blank-id"),
     pytest.param(J_HEAD + "1,a,,5,,\n", 2, "user", id="empty-user"),
     pytest.param(J_HEAD + "1,a,u,5,,maybe\n", 2, "replicable", id="replicable"),
+    pytest.param(J_REQ + "1,a,u,5,,0,128\n", 2, "cpus", id="cpus-zero"),
+    pytest.param(J_REQ + "1,a,u,5,,1.5,128\n", 2, "cpus", id="cpus-fraction"),
+    pytest.param(J_REQ + "1,a,u,5,,1,128\n2,b,u,5,,two,128\n", 3, "cpus", id="cpus-text"),
+    pytest.param(J_REQ + "1,a,u,5,,1,-1\n", 2, "memory_mb", id="memory-negative"),
+    pytest.param(J_REQ + "1,a,u,5,,1,0\n", 2, "memory_mb", id="memory-zero"),
+    pytest.param(J_REQ + "1,a,u,5,,1,lots\n", 2, "memory_mb", id="memory-text"),
     pytest.param(J_HEAD + "1,a,u,5\n", 2, "remove", id="short-row"),
     pytest.param("submit,job_id,user,runtime,remove,job_id\n", 1, None, id="duplicate-column"),
 ]
@@ -129,6 +136,17 @@ def test_bad_jobs_are_located(tmp_path: Path, text: str, line: int, field: str |
     with pytest.raises(TraceError) as info:
         read_jobs(path)
     assert (info.value.path, info.value.line, info.value.field) == (str(path), line, field)
+
+
+def test_requests_default_to_one_core_and_128_mb_where_a_cell_or_the_column_is_empty(
+    tmp_path: Path,
+) -> None:
+    jobs = read_jobs(_write(tmp_path, J_REQ + "1,a,u,5,,4,2048\n2,b,u,5,,,\n", "j.csv"))
+    assert jobs.cpus.tolist() == [4, 1] and jobs.memory_mb.tolist() == [2048.0, 128.0]
+    plain = read_jobs(_write(tmp_path, J_HEAD + "1,a,u,5,,\n", "plain.csv"))
+    assert plain.cpus.tolist() == [1] and plain.memory_mb.tolist() == [128.0]
+    write_jobs(plain, tmp_path / "back.csv")  # a trace without requests is written without them
+    assert (tmp_path / "back.csv").read_text().splitlines()[0] == J_HEAD.strip()
 
 
 def test_undecodable_and_broken_gzip_are_trace_errors(tmp_path: Path) -> None:
@@ -182,7 +200,13 @@ def job_lists(draw: st.DrawFn) -> Jobs:
         remove.append(rm)
     users = [draw(_text) for _ in ids]
     replicable = np.array([draw(st.booleans()) for _ in ids], dtype=bool)
-    return Jobs(ids, users, np.array(submit), np.array(runtime), np.array(remove), replicable)
+    cpus = np.array([draw(st.integers(1, 64)) for _ in ids], dtype=np.int64)
+    memory = np.array([draw(st.floats(0.5, 1e6, allow_nan=False)) for _ in ids])
+    if draw(st.booleans()):  # most traces say nothing of requests
+        cpus, memory = np.ones(len(ids), dtype=np.int64), np.full(len(ids), 128.0)
+    return Jobs(
+        ids, users, np.array(submit), np.array(runtime), np.array(remove), replicable, cpus, memory
+    )
 
 
 @settings(max_examples=80, deadline=None)
@@ -195,7 +219,7 @@ def test_jobs_round_trip(jobs: Jobs, gz: bool) -> None:
     order = np.argsort(jobs.submit, kind="stable")
     assert back.job_id == [jobs.job_id[i] for i in order]
     assert back.user == [jobs.user[i] for i in order]
-    for name in ("submit", "runtime", "remove", "replicable"):
+    for name in ("submit", "runtime", "remove", "replicable", "cpus", "memory_mb"):
         assert np.array_equal(getattr(back, name), getattr(jobs, name)[order]), name
 
 

@@ -48,6 +48,24 @@ def test_example_reads_with_overrides_and_hours(tmp_path: Path) -> None:
     assert teaching[6] is None
 
 
+def test_slots_and_memory_come_from_the_machine_its_cluster_or_its_type(tmp_path: Path) -> None:
+    text = (
+        EXAMPLE.replace("cores: 4, active", "cores: 4, memory: 8192, active")
+        .replace(
+            'library: {hours: "00:00-24:00"}',
+            'library: {hours: "00:00-24:00", slots: partitionable}',
+        )
+        .replace("type: high-end}", "type: high-end, slots: partitionable, memory: 16000}")
+    )
+    lib, t1, t2 = read_inventory(_write(tmp_path, text)).machines
+    assert (lib.slots, lib.memory_mb) == ("partitionable", float("inf"))  # its cluster's slots
+    assert (t1.slots, t1.memory_mb) == ("single", float("inf"))  # the default: the papers' model
+    assert (t2.slots, t2.memory_mb) == ("partitionable", 16000.0)  # its own, over its type's
+    inv = read_inventory(_write(tmp_path, text))
+    write_inventory(inv, tmp_path / "out.yaml")
+    assert read_inventory(tmp_path / "out.yaml") == inv
+
+
 def test_example_round_trips_and_gz(tmp_path: Path) -> None:
     inv = read_inventory(_write(tmp_path, EXAMPLE))
     for name in ("out.yaml", "out.yaml.gz"):
@@ -83,6 +101,21 @@ BAD_INVENTORIES = [
     pytest.param(_bad("idle: 65}", "idle: 65, colour: red}"), 10, "machines[1].colour", id="key"),
     pytest.param(_bad("sleep: 3}", "sleep: -3}"), 3, "types.high-end.sleep", id="negative-watts"),
     pytest.param(_bad("cores: 4,", "cores: 0,"), 3, "types.high-end.cores", id="zero-cores"),
+    pytest.param(
+        _bad("cores: 4,", "cores: 4, memory: 0,"), 3, "types.high-end.memory", id="zero-memory"
+    ),
+    pytest.param(
+        _bad("type: high-end}", "type: high-end, slots: dynamic}"),
+        11,
+        "machines[2].slots",
+        id="slots",
+    ),
+    pytest.param(
+        _bad('"00:00-24:00"}', '"00:00-24:00", slots: 4}'),
+        6,
+        "clusters.library.slots",
+        id="c-slots",
+    ),
     pytest.param(_bad("cores: 4,", "cores: two,"), 3, "types.high-end.cores", id="text-cores"),
     pytest.param(_bad(" sleep: 2}", " sleep: .nan}"), 2, "types.normal.sleep", id="nan"),
     pytest.param(_bad(", sleep: 2}", "}"), 2, "types.normal.sleep", id="missing-key"),

@@ -65,6 +65,17 @@ def test_swf_jobs_offsets_sorts_and_names(tmp_path: Path) -> None:
     assert jobs.job_id == ["3", "2"] and jobs.submit.tolist() == [20.0, 50.0]
 
 
+def test_requested_processors_and_memory_become_the_jobs_requests(tmp_path: Path) -> None:
+    rows = [
+        "1 0 5 100 4 -1 -1 -1 200 262144 1 3 1 -1 -1 1 -1 -1",  # asked nothing: allocated 4
+        "2 1 5 100 1 -1 -1 2 200 -1 1 3 1 -1 -1 1 -1 -1",  # asked 2, memory unknown
+        "3 2 5 100 -1 -1 -1 -1 200 -1 1 3 1 -1 -1 1 -1 -1",  # nothing known at all
+    ]
+    jobs, _ = swf_jobs(read_swf(_write(tmp_path, "\n".join(rows) + "\n")))
+    assert jobs.cpus.tolist() == [4, 2, 1]
+    assert jobs.memory_mb.tolist() == [1024.0, 128.0, 128.0]  # 256 MB per processor x 4
+
+
 def test_unknown_run_time_raises_unless_skipped(tmp_path: Path) -> None:
     log = read_swf(_write(tmp_path, SMALL.replace("  7    1", " -1    1")))
     with pytest.raises(TraceError) as info:

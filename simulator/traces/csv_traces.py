@@ -1,6 +1,8 @@
 """Owner-session and HTC-job traces as CSV (optionally .gz), the replay's two input streams.
 
-Sessions: ``login,machine,logout``. Jobs: ``submit,job_id,user,runtime,remove[,replicable]``.
+Sessions: ``login,machine,logout``. Jobs: ``submit,job_id,user,runtime,remove`` and optionally
+``replicable``, ``cpus`` and ``memory_mb`` (what the job requests; an empty cell or a missing
+column means one core and 128 MB, HTCondor 25's submit defaults).
 Times are unix seconds or ISO-8601 with a zone; columns may come in any order after the header.
 Readers validate everything they return (a replay on a half-read trace is worse than an error).
 """
@@ -11,7 +13,7 @@ from itertools import repeat
 
 import numpy as np
 
-from simulator.trace_model import Inventory, Jobs, OwnerSessions
+from simulator.trace_model import DEFAULT_CPUS, DEFAULT_MEMORY_MB, Inventory, Jobs, OwnerSessions
 from simulator.traces._columns import (
     Path_,
     format_numbers,
@@ -24,8 +26,10 @@ from simulator.traces.errors import TraceError
 
 SESSION_COLUMNS = ("login", "machine", "logout")
 JOB_COLUMNS = ("submit", "job_id", "user", "runtime", "remove")
-JOB_OPTIONAL = ("replicable",)
+JOB_OPTIONAL = ("replicable", "cpus", "memory_mb")
 RUNTIME_EXPECTED = "a non-negative number of seconds (empty: never finishes)"
+CPUS_EXPECTED = f"a whole number of cores >= 1 (empty: {DEFAULT_CPUS})"
+MEMORY_EXPECTED = f"a number of MB > 0 (empty: {DEFAULT_MEMORY_MB:g})"
 
 
 def read_owner_sessions(path: Path_, inventory: Inventory) -> OwnerSessions:
@@ -89,6 +93,7 @@ def read_jobs(path: Path_) -> Jobs:
         replicable = parse_bools(cols["replicable"], path, lines, "replicable")
     else:
         replicable = np.zeros(len(submit), dtype=bool)
+    cpus, memory_mb = _requests(cols, path, lines)
     order = np.argsort(submit, kind="stable")
     pick = order.tolist()
     return Jobs(
@@ -98,11 +103,55 @@ def read_jobs(path: Path_) -> Jobs:
         runtime=runtime[order],
         remove=remove[order],
         replicable=replicable[order],
+        cpus=cpus[order],
+        memory_mb=memory_mb[order],
     )
 
 
+def _requests(
+    cols: dict[str, list[str]], path: Path_, lines: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``cpus`` and ``memory_mb`` columns, defaults where a column or a cell is empty."""
+    cpus = _request(cols, path, lines, "cpus", DEFAULT_CPUS, CPUS_EXPECTED)
+    whole = (cpus >= 1) & (cpus == np.floor(cpus))
+    _first_bad(~whole, cols, path, lines, "cpus", CPUS_EXPECTED)
+    memory = _request(cols, path, lines, "memory_mb", DEFAULT_MEMORY_MB, MEMORY_EXPECTED)
+    _first_bad(memory <= 0, cols, path, lines, "memory_mb", MEMORY_EXPECTED)
+    return cpus.astype(np.int64), memory
+
+
+def _request(
+    cols: dict[str, list[str]],
+    path: Path_,
+    lines: np.ndarray,
+    field: str,
+    default: float,
+    expected: str,
+) -> np.ndarray:
+    if field not in cols:
+        return np.full(len(lines), float(default))
+    col, blank = _blank_to_zero(cols[field])
+    values = parse_floats(col, path, lines, field, expected)
+    values[blank] = default
+    return values
+
+
+def _first_bad(
+    bad: np.ndarray,
+    cols: dict[str, list[str]],
+    path: Path_,
+    lines: np.ndarray,
+    field: str,
+    expected: str,
+) -> None:
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise TraceError(path, int(lines[i]), field, expected, cols[field][i])
+
+
 def write_jobs(jobs: Jobs, path: Path_) -> None:
-    """Write ``jobs``; infinite runtime/remove become empty cells, replicable becomes 1/0."""
+    """Write ``jobs``; infinite runtime/remove become empty cells, replicable becomes 1/0; the
+    request columns only when some job asks for other than one core and the default memory."""
     finite_or_inf = np.isfinite(jobs.runtime) | np.isposinf(jobs.runtime)
     if not (np.isfinite(jobs.submit).all() and finite_or_inf.all()):
         raise ValueError("jobs with a non-finite submit or a NaN runtime cannot be written")
@@ -116,7 +165,11 @@ def write_jobs(jobs: Jobs, path: Path_) -> None:
         format_numbers(jobs.remove, inf_as_empty=True),
         np.where(jobs.replicable, "1", "0").tolist(),
     ]
-    write_table(path, (*JOB_COLUMNS, *JOB_OPTIONAL), columns)
+    names: tuple[str, ...] = (*JOB_COLUMNS, "replicable")
+    if not jobs.requests_defaults():
+        columns += [format_numbers(jobs.cpus.astype(np.float64)), format_numbers(jobs.memory_mb)]
+        names = (*JOB_COLUMNS, *JOB_OPTIONAL)
+    write_table(path, names, columns)
 
 
 def _blank_to_zero(col: list[str]) -> tuple[list[str], np.ndarray]:

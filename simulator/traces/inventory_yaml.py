@@ -1,4 +1,5 @@
-"""The pool inventory as YAML: machine types (cores, watts), clusters (opening hours), machines.
+"""The pool inventory as YAML: machine types (cores, watts, memory), clusters (opening hours,
+slots), machines (which may override any of them).
 
 Read from the composed node tree rather than ``safe_load`` so every error carries the YAML line
 and a field path such as ``machines[3].type``, and duplicate keys are caught instead of the last
@@ -15,13 +16,24 @@ import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from simulator.trace_model import Cluster, Inventory, MachineSpec, OpeningHours
+from simulator.trace_model import (
+    SINGLE,
+    SLOT_LAYOUTS,
+    Cluster,
+    Inventory,
+    MachineSpec,
+    OpeningHours,
+)
 from simulator.traces._columns import Path_
 from simulator.traces._hours import RANGE_EXPECTED, HoursError, format_hours, parse_hours
 from simulator.traces._io import read_text, write_text
 from simulator.traces.errors import TraceError
 
 POWER_KEYS = ("cores", "active", "idle", "sleep")
+OWN_KEYS = ("memory", "slots")
+"""A machine's own memory (MB) and slot layout (else its type's memory, its cluster's slots)."""
+MEMORY_EXPECTED = "a positive number of MB"
+SLOTS_EXPECTED = f"one of {', '.join(SLOT_LAYOUTS)}"
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 _HEADER = "# Pool inventory: types give cores and watts per state; machines may override them.\n"
 
@@ -69,8 +81,22 @@ class _Doc:
             self.fail(node, field, "a non-empty printable name", _text(node))
         return str(node.value)
 
-    def number(self, node: Node, field: str, *, integer: bool = False) -> float:
-        expected = "a positive whole number" if integer else "a non-negative number of watts"
+    def layout(self, node: Node, field: str) -> str:
+        if not (isinstance(node, ScalarNode) and node.value in SLOT_LAYOUTS):
+            self.fail(node, field, SLOTS_EXPECTED, _text(node))
+        return str(node.value)
+
+    def memory(self, node: Node, field: str) -> float:
+        value = self.number(node, field, expected=MEMORY_EXPECTED)
+        if value <= 0:
+            self.fail(node, field, MEMORY_EXPECTED, _text(node))
+        return value
+
+    def number(
+        self, node: Node, field: str, *, integer: bool = False, expected: str | None = None
+    ) -> float:
+        if expected is None:
+            expected = "a positive whole number" if integer else "a non-negative number of watts"
         value: Any = None
         if isinstance(node, ScalarNode) and node.tag in _NUMBER_TAGS:
             try:
@@ -94,19 +120,27 @@ def read_inventory(path: Path_) -> Inventory:
     types: dict[str, tuple[float, ...]] = {}
     for name, (_, node) in doc.items(top["types"], "types").items():
         where = f"types.{name}"
-        keys = doc.mapping(node, where, POWER_KEYS)
-        types[name] = tuple(
-            doc.number(keys[k], f"{where}.{k}", integer=k == "cores") for k in POWER_KEYS
-        )
+        keys = doc.mapping(node, where, POWER_KEYS, ("memory",))
+        power = [doc.number(keys[k], f"{where}.{k}", integer=k == "cores") for k in POWER_KEYS]
+        memory = doc.memory(keys["memory"], f"{where}.memory") if "memory" in keys else math.inf
+        types[name] = (*power, memory)
     clusters: dict[str, Cluster] = {}
+    layouts: dict[str, str] = {}
     for name, (_, node) in doc.items(top["clusters"], "clusters").items():
-        hours_node = doc.mapping(node, f"clusters.{name}", ("hours",))["hours"]
-        clusters[name] = Cluster(name, _hours(doc, hours_node, f"clusters.{name}.hours"))
-    return Inventory(clusters=clusters, machines=_machines(doc, top["machines"], types, clusters))
+        keys = doc.mapping(node, f"clusters.{name}", ("hours",), ("slots",))
+        clusters[name] = Cluster(name, _hours(doc, keys["hours"], f"clusters.{name}.hours"))
+        slots = keys.get("slots")
+        layouts[name] = SINGLE if slots is None else doc.layout(slots, f"clusters.{name}.slots")
+    machines = _machines(doc, top["machines"], types, clusters, layouts)
+    return Inventory(clusters=clusters, machines=machines)
 
 
 def _machines(
-    doc: _Doc, node: Node, types: dict[str, tuple[float, ...]], clusters: dict[str, Cluster]
+    doc: _Doc,
+    node: Node,
+    types: dict[str, tuple[float, ...]],
+    clusters: dict[str, Cluster],
+    layouts: dict[str, str],
 ) -> list[MachineSpec]:
     if not isinstance(node, SequenceNode):
         doc.fail(node, "machines", "a list of machines", _text(node))
@@ -114,7 +148,7 @@ def _machines(
     seen: dict[str, int] = {}
     for i, item in enumerate(node.value):
         where = f"machines[{i}]"
-        keys = doc.mapping(item, where, ("name", "cluster", "type"), POWER_KEYS)
+        keys = doc.mapping(item, where, ("name", "cluster", "type"), (*POWER_KEYS, *OWN_KEYS))
         name = doc.name(keys["name"], f"{where}.name")
         if name in seen:
             doc.fail(
@@ -133,8 +167,12 @@ def _machines(
         for j, key in enumerate(POWER_KEYS):
             if key in keys:
                 power[j] = doc.number(keys[key], f"{where}.{key}", integer=key == "cores")
-        cores, active, idle, sleep = power
-        machines.append(MachineSpec(name, cluster, mtype, int(cores), active, idle, sleep))
+        cores, active, idle, sleep, memory = power
+        if "memory" in keys:
+            memory = doc.memory(keys["memory"], f"{where}.memory")
+        slots = doc.layout(keys["slots"], f"{where}.slots") if "slots" in keys else layouts[cluster]
+        spec = MachineSpec(name, cluster, mtype, int(cores), active, idle, sleep, memory, slots)
+        machines.append(spec)
     return machines
 
 
@@ -172,6 +210,10 @@ def write_inventory(inv: Inventory, path: Path_) -> None:
         for key, own, base in zip(POWER_KEYS, _power(m), types[m.mtype], strict=True):
             if own != base:
                 entry[key] = _plain(own)
+        if math.isfinite(m.memory_mb):
+            entry["memory"] = _plain(m.memory_mb)
+        if m.slots != SINGLE:
+            entry["slots"] = m.slots
         machines.append(entry)
     data = {
         "types": {t: dict(zip(POWER_KEYS, map(_plain, p), strict=True)) for t, p in types.items()},

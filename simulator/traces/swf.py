@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.trace_model import Jobs
+from simulator.trace_model import DEFAULT_CPUS, DEFAULT_MEMORY_MB, Jobs
 from simulator.traces._columns import Path_
 from simulator.traces._io import read_text, split_lines
 from simulator.traces.errors import TraceError
@@ -132,7 +132,9 @@ def swf_jobs(
     """Replay jobs of ``log`` and how many were dropped for an unknown (-1) run time.
 
     job_id is the SWF job number, user ``u<user>``, submit ``start`` (default the header's
-    UnixStartTime, else 0) plus the submit field, runtime the run field. Every record becomes one
+    UnixStartTime, else 0) plus the submit field, runtime the run field; ``cpus`` the requested
+    processors (else the allocated ones, else 1), ``memory_mb`` the requested memory (SWF gives
+    KB per processor; unknown: HTCondor's default 128 MB). Every record becomes one
     job, or those where the boolean array ``select`` is true (e.g. ``log.procs_alloc == 1``). A
     record with run -1 raises a located TraceError unless ``skip_unknown_runtime`` drops it (counted
     in the returned number, never silent). Wait times are ignored: the replay schedules anew.
@@ -170,8 +172,22 @@ def swf_jobs(
         submit=base + submit[order],
         runtime=run[order].astype(np.float64),
         remove=np.full(len(order), np.inf),
+        cpus=_requested_cpus(log)[order],
+        memory_mb=_requested_memory_mb(log)[order],
     )
     return jobs, n_unknown if skip_unknown_runtime else 0
+
+
+def _requested_cpus(log: SwfLog) -> np.ndarray:
+    """Requested processors, else allocated ones, else one (SWF writes -1 for unknown)."""
+    cpus = np.where(log.procs_req > 0, log.procs_req, log.procs_alloc)
+    return np.where(cpus > 0, cpus, DEFAULT_CPUS).astype(np.int64)
+
+
+def _requested_memory_mb(log: SwfLog) -> np.ndarray:
+    """Requested memory for the whole job in MB (SWF: KB per processor; -1 for unknown)."""
+    per_job = log.mem_req * _requested_cpus(log) / 1024.0
+    return np.where(log.mem_req > 0, per_job, DEFAULT_MEMORY_MB)
 
 
 class _Header:

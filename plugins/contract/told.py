@@ -27,10 +27,11 @@ def what_was_told(
         (m, given.get(mv.name) or follows.get(mv.name) or mv.follows)
         for m, mv in zip(numbers, asked, strict=True)
     ]
-    already = set(numbers)
-    for answer in (follows, given):
-        for name, adv in answer.items():
-            m = index.get(name)
-            if m is not None and m not in already:
-                told.append((m, adv))
+    if given or follows:  # (most rounds of most policies answer nothing)
+        already = set(numbers)
+        for answer in (follows, given):
+            for name, adv in answer.items():
+                m = index.get(name)
+                if m is not None and m not in already:
+                    told.append((m, adv))
     return told

@@ -157,6 +157,7 @@ class Negotiator:
         free = sorted(pool.free_awake.live | pool.sleeping.live)
         self.groups.refile(free, list(map(ledger.filed, free)))
         pool.changed.update(free)
+        pool.freed.update(free)  # asked even by a policy that is asked only about freed ones
 
     def _views(self, stale: set[int]) -> tuple[list[MachineView], list[int]]:
         """The candidates among ``stale`` as the policy sees them, and their numbers.

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from simulator.campus.scenario import generate_campus, load_campus_config
-from simulator.trace_model import DAY, SINGLE, Jobs, OwnerSessions, Trace
+from simulator.trace_model import DAY, Jobs, OwnerSessions, Trace
 from simulator.traces import (
     fta_unavailability,
     read_fta,
@@ -38,6 +38,9 @@ class SourceSpec:
     swf: Path | None = None
     fta: Path | None = None
     fta_nodes: int | None = None
+    slots: str | None = None
+    """Every machine takes jobs this way (``single`` or ``partitionable``); None: as the source
+    says (the campus scenario: single)."""
 
 
 class SourceError(ValueError):
@@ -69,12 +72,6 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         if spec.owners is None or (spec.jobs is None and spec.swf is None):
             raise SourceError("--machines needs --owners F and a job source (--jobs F or --swf F)")
         inventory = read_inventory(spec.machines)
-        shared = next((m for m in inventory.machines if m.slots != SINGLE), None)
-        if shared is not None:
-            raise SourceError(
-                f"--machines {spec.machines}: machine {shared.name} has slots: {shared.slots}, "
-                "which the replay does not model yet; set slots: single (docs/slots.md)"
-            )
         owners = read_owner_sessions(spec.owners, inventory)
         start = float(owners.login[0]) if len(owners) else 0.0
         trace = Trace(inventory, owners, Jobs([], [], *(np.empty(0),) * 3), start, start)
@@ -95,6 +92,9 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         notes.append(f"{spec.swf}: submissions shifted to start with the machine trace")
     elif spec.scenario is None:
         raise SourceError("no job source: add --jobs F or --swf F")
+    if spec.slots is not None:
+        machines = trace.inventory.machines
+        trace.inventory.machines = [dataclasses.replace(m, slots=spec.slots) for m in machines]
     if spec.scenario is None:
         last = max(
             float(trace.jobs.submit.max()) if len(trace.jobs) else trace.start,

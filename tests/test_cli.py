@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import require
 
 from advisor.cli import main
@@ -73,16 +74,30 @@ def test_scenario_writes_traces_that_replay(tmp_path: Path) -> None:
     assert summary["jobs"]["submitted"] > 0
 
 
-def test_a_partitionable_inventory_is_refused_until_the_replay_models_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture
-) -> None:
+def test_a_partitionable_inventory_replays_with_jobs_sharing_machines(tmp_path: Path) -> None:
     _write_scenario(tmp_path / "trace", days=2)
     machines = tmp_path / "trace" / "machines.yaml"
-    head, listed = machines.read_text().split("machines:")
-    machines.write_text(f"{head}machines:{listed.replace('}', ', slots: partitionable}', 1)}")
-    assert main(_replay_files(tmp_path / "trace", tmp_path / "replay")) == 2
-    line = _error_line(capsys)
-    assert "slots: partitionable" in line and line.endswith("set slots: single (docs/slots.md)")
+    inventory = yaml.safe_load(machines.read_text())
+    for cluster in inventory["clusters"].values():
+        cluster["slots"] = "partitionable"
+    machines.write_text(yaml.safe_dump(inventory))
+    assert main(_replay_files(tmp_path / "trace", tmp_path / "replay")) == 0
+    cores = json.loads((tmp_path / "replay" / "summary.json").read_text())["cores"]
+    assert cores["slots"] == "partitionable" and 0 < cores["busy_share"] < 1
+
+
+def test_slots_switch_replays_the_campus_partitionable(tmp_path: Path) -> None:
+    base = ["replay", "--scenario", "campus", "--days", "2", "--scale", "0.05"]
+    for slots in ("single", "partitionable"):
+        out = tmp_path / slots
+        assert main([*base, "--slots", slots, "--policy", "random", "--out", str(out)]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["cores"]["slots"] == slots
+    single, shared = (
+        json.loads((tmp_path / s / "summary.json").read_text())["cores"]["busy_mean"]
+        for s in ("single", "partitionable")
+    )
+    assert shared < single  # a one-core job no longer holds a whole multi-core desktop
 
 
 def test_malformed_jobs_file_gives_a_located_error(

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from simulator.sources import SourceSpec
 
+SLOT_LAYOUTS = ("single", "partitionable")
+"""``simulator.trace_model.SLOT_LAYOUTS``, written out: ``--help`` stays free of numpy."""
 INPUT_FILES = ("scenario_config", "machines", "owners", "jobs", "swf", "fta")
 """The options that name a file to read, by their ``args`` attribute."""
 OPEN_ERRORS = {
@@ -31,6 +33,11 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--swf", type=Path, help="SWF job log as the job source")
     group.add_argument("--fta", type=Path, help="FTA event_trace.tab as machines and downtime")
     group.add_argument("--fta-nodes", type=int, help="use only the first N FTA nodes")
+    group.add_argument(
+        "--slots",
+        choices=SLOT_LAYOUTS,
+        help="every machine takes jobs this way (default: as the source says; campus: single)",
+    )
 
 
 def source_spec(args: argparse.Namespace) -> SourceSpec:
@@ -50,6 +57,7 @@ def source_spec(args: argparse.Namespace) -> SourceSpec:
         swf=args.swf,
         fta=args.fta,
         fta_nodes=args.fta_nodes,
+        slots=args.slots,
     )
 
 

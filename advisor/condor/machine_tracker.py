@@ -111,9 +111,11 @@ class MachineTracker:
                 since = min((s.entered for s in slots if s.entered), default=0.0)
                 views.append(MachineView(name, "sleep", since))
                 continue
-            free = [s.entered or 0.0 for s in slots if s.state == "Unclaimed"]
-            if free and name not in self.owner_since and self.power.get(name) == P.ON:
-                views.append(MachineView(name, "idle", min(free)))
+            unclaimed = [s for s in slots if s.state == "Unclaimed"]
+            if unclaimed and name not in self.owner_since and self.power.get(name) == P.ON:
+                since = min(s.entered or 0.0 for s in unclaimed)
+                cores = sum(s.cpus for s in unclaimed)
+                views.append(MachineView(name, "idle", since, free_cores=cores))
         return views
 
     def state(self) -> dict[str, Any]:

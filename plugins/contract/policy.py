@@ -7,6 +7,7 @@ very same objects, so a replay predicts a deployment (the COBalD ``regulate()`` 
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,12 +36,17 @@ class MachineView:
     """A machine the negotiator could use now: awake and free (``idle``) or ``sleep``-ing.
 
     ``follows``: the named advice it carries now (None: its own advice, or none). A policy may
-    leave such a machine out of its answer: it keeps following the name."""
+    leave such a machine out of its answer: it keeps following the name. ``free_cores`` and
+    ``free_memory_mb``: what a job may still take there (docs/slots.md); a partitionable machine
+    running jobs with room left is ``idle`` too, as its partitionable slot stays Unclaimed. The
+    negotiator never matches a job the machine cannot fit, whatever its advice."""
 
     name: str
     state: str
     free_since: float
     follows: str | None = None
+    free_cores: int = 1
+    free_memory_mb: float = math.inf
 
 
 @dataclass(frozen=True, slots=True)

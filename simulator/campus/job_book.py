@@ -2,7 +2,8 @@
 
 An evicted job goes back to the queue and remembers its longest attempt, which classes it for the
 advice (``AdvisorRankByPriorHours[k]``). Energy of an attempt is its duration times the machine's
-active power (paper 004 sec. V-F); the completing attempt is good energy, every other is wasted.
+active power (paper 004 sec. V-F), or on a pool of shared machines the share the pool charges it
+(``attempt_wh``); the completing attempt is good energy, every other is wasted.
 
 Replicas (paper 003 sec. 2.1): a replicable job advised ``replicas = N`` gets N - 1 extra entries
 (ids ``<job>#r<i>``) queued beside it; the first entry to complete wins and the others are killed at
@@ -33,8 +34,7 @@ from simulator.trace_model import Jobs
 
 PENDING, QUEUED, RUNNING, DONE, REMOVED, HELD = range(6)
 MAX_REPLICAS = 10
-LAST_CLASS = PRIOR_HOURS_CLASSES - 1
-INF = float("inf")
+LAST_CLASS, INF = PRIOR_HOURS_CLASSES - 1, float("inf")
 # enum members as module constants: ``AttemptOutcome.REMOVED`` is a slow class getattr
 COMPLETED, REMOVED_BY_USER = AttemptOutcome.COMPLETED, AttemptOutcome.REMOVED
 EVICTION_CAUSE = {AttemptOutcome.EVICTED_OWNER: "owner", AttemptOutcome.EVICTED_REBOOT: "reboot"}
@@ -84,7 +84,10 @@ class JobBook:
         self.idle_total = 0
         self.new_jobs: list[int] = []
         self.evictions = {"owner": 0, "reboot": 0}
-        self.pool_finish: Callable[[int, AttemptOutcome], None] | None = None
+        self.pool_finish: Callable[[int, int, AttemptOutcome], None] | None = None
+        self.attempt_wh: Callable[[int, int], float] | None = None
+        """Set by a pool of shared machines: the energy of entry j's attempt on machine m."""
+        self.cpus, self.memory = jobs.cpus.tolist(), jobs.memory_mb.tolist()
         self.replicable = jobs.replicable.tolist()
         self.parent = list(range(n))
         """Entry -> its job (entries past the trace's jobs are replicas)."""
@@ -159,18 +162,12 @@ class JobBook:
             self.ids.append(f"{self.ids[j]}#r{i}")
             self.replicable.append(False)
             for column, value in (
-                (self.runtime, self.runtime[j]),
-                (self.submit_t, self.submit_t[j]),
-                (self.status, PENDING),
-                (self.attempts, 0),
-                (self.longest, 0.0),
-                (self.prior_class, 0),
-                (self.good_wh, 0.0),
-                (self.wasted_wh, 0.0),
-                (self.finish, float("nan")),
-                (self.machine, -1),
-                (self.started, 0.0),
-            ):
+                (self.runtime, self.runtime[j]), (self.submit_t, self.submit_t[j]),
+                (self.status, PENDING), (self.attempts, 0), (self.longest, 0.0),
+                (self.prior_class, 0), (self.good_wh, 0.0), (self.wasted_wh, 0.0),
+                (self.finish, float("nan")), (self.machine, -1), (self.started, 0.0),
+                (self.cpus, self.cpus[j]), (self.memory, self.memory[j]),
+            ):  # fmt: skip
                 column.append(value)  # type: ignore[arg-type]
             self._announce(e, now)
             self._enqueue(e)
@@ -188,9 +185,7 @@ class JobBook:
     def pop_constrained(self, idle_s: float) -> int | None:
         """The longest job that fits strictly inside ``idle_s`` (Crystal favours long jobs)."""
         pos = self.constrained.bisect_left((idle_s, -np.inf, -1))
-        if pos == 0:
-            return None
-        return int(self.constrained[pos - 1][2])
+        return int(self.constrained[pos - 1][2]) if pos else None
 
     # -- attempts ----------------------------------------------------------------------------
     def start(self, j: int, m: int) -> None:
@@ -208,12 +203,15 @@ class JobBook:
     def _complete(self, arg: tuple[int, int]) -> None:
         j, attempt = arg
         if self.status[j] == RUNNING and self.attempts[j] == attempt and self.pool_finish:
-            self.pool_finish(self.machine[j], COMPLETED)
+            self.pool_finish(self.machine[j], j, COMPLETED)
 
     def attempt_ended(self, j: int, m: int, outcome: AttemptOutcome) -> None:
         now = self.engine.time
         duration = now - self.started[j]
-        energy = duration * self.active_watts[m] / 3600.0
+        energy = self._attempt_wh(j, m, now)
+        watts = self.active_watts[m]
+        if self.attempt_wh is not None:  # a shared machine: the attempt's mean share
+            watts = energy * 3600.0 / duration if duration > 0 else 0.0
         if duration > self.longest[j]:
             self.longest[j] = duration
             hours = int(duration // 3600)
@@ -239,7 +237,7 @@ class JobBook:
                     self.machine_names[m],
                     outcome,
                     self.started[j],
-                    self.active_watts[m],
+                    watts,
                 )
             )
         cause = EVICTION_CAUSE.get(outcome)
@@ -267,7 +265,7 @@ class JobBook:
         """End entry ``j`` wherever it is: kill its running attempt, or take it off the queue."""
         status = self.status[j]
         if status == RUNNING and self.pool_finish:
-            self.pool_finish(self.machine[j], REMOVED_BY_USER)
+            self.pool_finish(self.machine[j], j, REMOVED_BY_USER)
         elif status in (QUEUED, HELD):
             if status == QUEUED:
                 self._dequeue(j)
@@ -278,22 +276,24 @@ class JobBook:
     def close(self, now: float) -> None:
         """End of replay: fold the replicas into their jobs, so every list is one row per job."""
         n = len(self.jobs)
-        self.replica_in_flight_wh = sum(
-            (now - self.started[e]) * self.active_watts[self.machine[e]] / 3600.0
-            for e in range(n, len(self.status))
-            if self.status[e] == RUNNING
-        )
+        self.replica_in_flight_wh = self._running_wh(range(n, len(self.status)), now)
         for column in (
             self.ids, self.runtime, self.submit_t, self.status, self.attempts, self.longest,
             self.prior_class, self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
-            self.parent, self.replicable,
+            self.parent, self.replicable, self.cpus, self.memory,
         ):  # fmt: skip
             del column[n:]
 
     def in_flight_wh(self, now: float) -> float:
         """Energy of attempts still running when the replay ends (neither good nor wasted)."""
-        return self.replica_in_flight_wh + sum(
-            (now - self.started[j]) * self.active_watts[self.machine[j]] / 3600.0
-            for j, s in enumerate(self.status)
-            if s == RUNNING
-        )
+        return self.replica_in_flight_wh + self._running_wh(range(len(self.status)), now)
+
+    def _running_wh(self, entries: range, now: float) -> float:
+        status, machine = self.status, self.machine
+        return sum(self._attempt_wh(j, machine[j], now) for j in entries if status[j] == RUNNING)
+
+    def _attempt_wh(self, j: int, m: int, now: float) -> float:
+        """Energy of entry ``j``'s attempt on ``m`` up to ``now``."""
+        if self.attempt_wh is None:
+            return (now - self.started[j]) * self.active_watts[m] / 3600.0
+        return self.attempt_wh(j, m)

@@ -61,6 +61,9 @@ class JobModel:
     replicable_fraction: float = 0.0
     """Share of jobs the replica policies may run as several replicas (paper 003 sec. 5)."""
     admin_remove: AdminRemoval | None = None
+    request_cpus: tuple[tuple[int, float], ...] = ()
+    """Cores a batch requests and the share of batches that do (empty: one core, HTCondor's
+    default; drawn only when configured, so other traces stay as they were)."""
 
 
 def _burst(raw: Any, p: str, users: int) -> Burst:
@@ -81,7 +84,7 @@ def parse_job_model(raw: Any, path: str, year: int) -> JobModel:
     """The ``jobs`` mapping at ``path``; bursts must fit in ``per_year`` of ``year``."""
     keys = ("per_year", "users", "user_zipf", "batch_size", "submit_spacing_seconds")
     more = ("hourly_shape", "runtime_minutes", "never_finish_fraction", "remove_delay_hours")
-    optional = ("runtime_size_exponent", "replicable_fraction", "admin_remove")
+    optional = ("runtime_size_exponent", "replicable_fraction", "admin_remove", "request_cpus")
     m = mapping(raw, path, (*keys, *more, "bursts"), optional)
     rt = mapping(m["runtime_minutes"], f"{path}.runtime_minutes", ("median", "sigma", "min", "max"))
     rt = {
@@ -123,7 +126,22 @@ def parse_job_model(raw: Any, path: str, year: int) -> JobModel:
             m.get("replicable_fraction", 0.0), f"{path}.replicable_fraction", 0.0, 1.0
         ),
         admin_remove=None if m.get("admin_remove") is None else _admin(m, f"{path}.admin_remove"),
+        request_cpus=_request_cpus(m.get("request_cpus"), f"{path}.request_cpus"),
     )
+
+
+def _request_cpus(raw: Any, p: str) -> tuple[tuple[int, float], ...]:
+    """``{cores: share, ...}`` with shares adding up to 1."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not raw:
+        raise fail(p, "must map cores to the share of batches requesting them", raw)
+    shares = tuple(
+        (integer(k, f"{p}.{k}", 1), number(v, f"{p}.{k}", 0.0, 1.0)) for k, v in raw.items()
+    )
+    if abs(sum(share for _, share in shares) - 1.0) > 1e-6:
+        raise fail(p, "shares must add up to 1", raw)
+    return shares
 
 
 def _admin(m: dict[str, Any], p: str) -> AdminRemoval:

@@ -14,7 +14,7 @@ import numpy as np
 
 from plugins.contract.config_checks import LogNormal
 from simulator.campus.job_config import JobModel
-from simulator.trace_model import DAY, Jobs
+from simulator.trace_model import DAY, DEFAULT_CPUS, Jobs
 
 HOUR = 3600.0
 
@@ -121,6 +121,11 @@ def generate_jobs(
     # Drawn last (and only when asked for) so traces without replicas stay as they were.
     fraction = model.replicable_fraction
     replicable = rng.random(n) < fraction if fraction else np.zeros(n, dtype=bool)
+    cpus = np.full(n, DEFAULT_CPUS, dtype=np.int64)
+    if model.request_cpus:  # per batch: one condor_submit asks alike for all its jobs
+        cores, shares = zip(*model.request_cpus, strict=True)
+        cpus = np.asarray(cores, dtype=np.int64)[rng.choice(len(cores), len(sizes), p=shares)]
+        cpus = cpus[batch][order]
     return Jobs(
         job_id=[f"{c}.{p}" for c, p in zip(cid, pid, strict=True)],
         user=[names[u] for u in uid.tolist()],
@@ -128,4 +133,5 @@ def generate_jobs(
         runtime=runtime[order],
         remove=remove[order],
         replicable=replicable,
+        cpus=cpus,
     )

@@ -27,19 +27,19 @@ import heapq
 import random
 import time
 from array import array
-from collections.abc import Callable
-from itertools import compress
 
 import numpy as np
 
-from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, PRIOR_HOURS_CLASSES, MachineAdvice
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
 from plugins.contract.ledger import AdviceLedger
 from plugins.contract.policy import MachineView, PoolView
 from simulator.campus.advice_groups import AdviceGroups
 from simulator.campus.advice_source import AdviceSource
-from simulator.campus.group_levels import Level
 from simulator.campus.job_book import JobBook
+from simulator.campus.packing import Packer
 from simulator.campus.pool import CampusPool
+from simulator.campus.queue_heads import advance, oldest_heads
+from simulator.campus.shared_pool import SharedPool
 from simulator.engine import Engine
 
 
@@ -68,6 +68,9 @@ class Negotiator:
         self.matches = 0
         rand = random.Random(repr(rng.bit_generator.state))  # draws nothing from rng
         self.groups = AdviceGroups((pool.free_awake, pool.sleeping), rand, self._shared_value)
+        self.packer = None
+        if isinstance(pool, SharedPool):  # partitionable machines: packing.py matches
+            self.packer = Packer(pool, book, rng, self._start, pool.rules.claim_leftovers)
         self._view_of: dict[int, MachineView] = {}
         self.advise_s = array("d")
         """Wall time of every answer, decoding included (the decision latency ``bench`` reports)."""
@@ -101,11 +104,14 @@ class Negotiator:
                 break
             if not group.items:
                 continue
-            # Three paths, each for a reason: without any advice the pool draws machines as
-            # one without the advisor does (the random baselines' own stream, which the papers'
-            # figures were reproduced with); jobs with a minimum idle time need each machine's
-            # remaining idle time, which advice groups do not carry; otherwise by groups.
-            if self.ledger.empty():
+            # Partitionable machines pack (packing.py). Single ones take three paths, each for
+            # a reason: without any advice the pool draws machines as one without the advisor
+            # does (the random baselines' own stream, which the papers' figures were reproduced
+            # with); jobs with a minimum idle time need each machine's remaining idle time,
+            # which advice groups do not carry; otherwise by groups.
+            if self.packer is not None:
+                self.packer.match(list(group), self.ledger, now)
+            elif self.ledger.empty():
                 self._match_neutral(group)
             elif book.constrained:
                 self._match_ranked(list(group), fresh, now)
@@ -166,7 +172,7 @@ class Negotiator:
         frozen): a lapse re-asks about free machines unchanged."""
         pool, views, follows = self.pool, self._view_of, self.ledger.follows
         awake, asleep = pool.free_awake.live, pool.sleeping.live
-        names, since = pool.names, pool.free_since
+        names, since, cores, memory = pool.names, pool.free_since, pool.free_cores, pool.free_memory
         machines, asked = [], []
         for m in stale:
             if m in awake:
@@ -176,8 +182,15 @@ class Negotiator:
             else:
                 continue
             mv, name = views.get(m), follows.get(m)
-            if mv is None or mv.state != state or mv.free_since != since[m] or mv.follows != name:
-                mv = views[m] = MachineView(names[m], state, since[m], name)
+            if (
+                mv is None
+                or mv.state != state
+                or mv.free_since != since[m]
+                or mv.follows != name
+                or mv.free_cores != cores[m]
+            ):
+                mv = MachineView(names[m], state, since[m], name, cores[m], memory[m])
+                views[m] = mv
             machines.append(mv)
             asked.append(m)
         return machines, asked
@@ -195,7 +208,7 @@ class Negotiator:
         """Oldest job first onto a random machine of the family (0 awake, 1 asleep) in the
         best-ranked advice group for its class."""
         groups = self.groups
-        heads = self._heads(groups.levels)
+        heads = oldest_heads(self.book, groups.levels)
         while heads:
             _, k = heads[0]
             m = groups.pick(k, family)
@@ -205,7 +218,7 @@ class Negotiator:
             head = self.book.head(k)
             assert head is not None
             self._start(head[1], m)
-            self._advance(heads, k)
+            advance(self.book, heads, k)
 
     def _start(self, j: int, m: int) -> None:
         self.book.start(j, m)
@@ -216,7 +229,7 @@ class Negotiator:
         """No advice anywhere: oldest jobs first onto machines drawn uniformly at random."""
         book = self.book
         machines = group.sample(self.rng, book.idle_total)  # type: ignore[attr-defined]
-        heads = self._heads()
+        heads = oldest_heads(self.book)
         for m in machines:
             if not heads:
                 return
@@ -224,27 +237,7 @@ class Negotiator:
             head = book.head(k)
             assert head is not None
             self._start(head[1], m)
-            self._advance(heads, k)
-
-    def _heads(self, levels: Callable[[int], list[Level]] | None = None) -> list[tuple[float, int]]:
-        """The oldest job of each class with jobs waiting (a heap: oldest first); with
-        ``levels``, only of the classes that some advice group takes."""
-        book, heads = self.book, []
-        for k in compress(range(PRIOR_HOURS_CLASSES), book.idle_by_class):  # those waiting
-            if levels is not None and not levels(k):
-                continue  # e.g. a class a bandit keeps queued
-            head = book.head(k)
-            if head is not None:
-                heads.append((head[0], k))
-        heapq.heapify(heads)
-        return heads
-
-    def _advance(self, heads: list[tuple[float, int]], k: int) -> None:
-        nxt = self.book.head(k)
-        if nxt is None:
-            heapq.heappop(heads)
-        else:
-            heapq.heapreplace(heads, (nxt[0], k))
+            advance(self.book, heads, k)
 
     def _match_ranked(self, group: list[int], fresh: set[int], now: float) -> None:
         ledger = self.ledger
@@ -260,7 +253,7 @@ class Negotiator:
             self._match_constrained(scan, used, now)
         orders: dict[int, list[int]] = {}
         cursor: dict[int, int] = {}
-        heads = self._heads()
+        heads = oldest_heads(self.book)
         while heads:
             _, k = heads[0]
             order = orders.get(k)
@@ -281,7 +274,7 @@ class Negotiator:
             assert head is not None
             used.add(order[i])
             self._start(head[1], order[i])
-            self._advance(heads, k)
+            advance(self.book, heads, k)
 
     def _match_constrained(self, free: list[int], used: set[int], now: float) -> None:
         ledger = self.ledger

@@ -72,6 +72,10 @@ class CampusPool:
             (m.sleep_watts, m.idle_watts, m.active_watts, m.active_watts, 0.0)
             for m in inventory.machines
         ]
+        self.cores = [m.cores for m in inventory.machines]
+        self.free_cores = list(self.cores)
+        self.free_memory = [m.memory_mb for m in inventory.machines]
+        """What a job may still take on each machine (all of it when free: docs/slots.md)."""
         n = len(self.names)
         start = engine.now()
         self.state = [IDLE] * n
@@ -258,8 +262,8 @@ class CampusPool:
         self._enter(m, HTC, now)
         self.job[m] = job
 
-    def finish_job(self, m: int, outcome: AttemptOutcome) -> None:
-        """The job on ``m`` completed or was removed: the machine is idle again at once."""
+    def finish_job(self, m: int, j: int, outcome: AttemptOutcome) -> None:
+        """Job ``j`` on ``m`` completed or was removed: the machine is idle again at once."""
         self._stop_job(m, outcome)
         self._become_idle(m, self.engine.time)
 
@@ -269,6 +273,10 @@ class CampusPool:
         for m in range(len(self.state)):
             self.seconds[m][self.state[m]] += now - self.since[m]
             self.since[m] = now
+
+    def core_seconds_held(self) -> float:
+        """Core-seconds that jobs held (a single machine's job holds all its cores)."""
+        return sum(secs[HTC] * cores for secs, cores in zip(self.seconds, self.cores, strict=True))
 
     def energy_by_state_wh(self) -> dict[str, float]:
         totals = [0.0] * 5

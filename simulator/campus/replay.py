@@ -32,9 +32,10 @@ from simulator.campus.oracle import TraceOracle
 from simulator.campus.pool import CampusPool
 from simulator.campus.power import CampusPower
 from simulator.campus.rules import PoolRules
+from simulator.campus.shared_pool import SharedPool
 from simulator.engine import Engine
 from simulator.quiet_gc import fewer_collections
-from simulator.trace_model import DAY, Trace
+from simulator.trace_model import DAY, PARTITIONABLE, Trace
 
 MACHINE_EVENTS = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged})
 
@@ -167,7 +168,14 @@ def build_world(
         nothing_to_match,
     )
     listener = _Listener(book.attempt_ended, nothing_to_match)
-    pool = CampusPool(engine, inv, rules, listener, emit_machine, wants, power_states)
+    pool: CampusPool
+    if any(m.slots == PARTITIONABLE for m in inv.machines):
+        shared = SharedPool(
+            engine, inv, rules, listener, emit_machine, book.cpus, book.memory, wants, power_states
+        )
+        book.attempt_wh, pool = shared.attempt_wh, shared
+    else:
+        pool = CampusPool(engine, inv, rules, listener, emit_machine, wants, power_states)
     book.pool_finish = pool.finish_job
     rng = np.random.default_rng(seed + 7919)
     job_index = {job_id: j for j, job_id in enumerate(trace.jobs.job_id)}

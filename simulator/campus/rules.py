@@ -15,8 +15,12 @@ class PoolRules:
         sleep_closed_s: float = 15 * MINUTE,
         job_delay_open_s: float = 15 * MINUTE,
         reboot_hour: float = 3.0,
+        claim_leftovers: bool = True,
     ) -> None:
         self.sleep_open_s = sleep_open_s
         self.sleep_closed_s = sleep_closed_s
         self.job_delay_open_s = job_delay_open_s
         self.reboot_hour = reboot_hour
+        self.claim_leftovers = claim_leftovers
+        """Partitionable machines: the schedd fills a matched slot's leftover at once
+        (HTCondor's ``CLAIM_PARTITIONABLE_LEFTOVERS``, true by default; see packing.py)."""

@@ -41,6 +41,19 @@ def _month_rows(result: ReplayResult) -> list[dict[str, Any]]:
     return rows
 
 
+def _cores(result: ReplayResult) -> dict[str, Any]:
+    """How much of the pool's cores jobs held (a single machine's job holds all of them)."""
+    pool, trace = result.pool, result.trace
+    total, span = sum(pool.cores), trace.end - trace.start
+    busy = pool.core_seconds_held() / span if span > 0 else 0.0
+    return {
+        "slots": "/".join(sorted({m.slots for m in trace.inventory.machines})),
+        "total": total,
+        "busy_mean": busy,
+        "busy_share": busy / total if total else 0.0,
+    }
+
+
 def summarize(result: ReplayResult) -> dict[str, Any]:
     book, pool = result.book, result.pool
     status = np.asarray(book.status)
@@ -78,6 +91,7 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
             "in_flight": book.in_flight_wh(trace.end) / MWH,
         },
         "pool_energy_mwh": by_state,
+        "cores": _cores(result),
         "months": _month_rows(result),
         "sim": {
             "events": result.events,
@@ -120,7 +134,7 @@ def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> N
 
 def format_table(summary: dict[str, Any]) -> str:
     """A short human summary: one figure a line."""
-    e, j, ev = summary["energy_mwh"], summary["jobs"], summary["evictions"]
+    e, j, ev, c = summary["energy_mwh"], summary["jobs"], summary["evictions"], summary["cores"]
     ovh = summary["overhead_min_mean"]
     lines = [
         f"policy               {summary['policy']}",
@@ -133,6 +147,8 @@ def format_table(summary: dict[str, Any]) -> str:
         f"overhead (mean)      {'n/a' if ovh is None else f'{ovh:.2f} min'}",
         f"HTC energy           good {e['good']:.3f} MWh, wasted {e['wasted']:.3f} MWh, "
         f"total {e['total']:.3f} MWh",
+        f"cores busy           {c['busy_mean']:.1f} of {c['total']} on average "
+        f"({c['busy_share']:.1%}; slots {c['slots']})",
         f"simulation           {summary['sim']['events']} events in {summary['sim']['wall_s']} s "
         f"({summary['sim']['events_per_s']} events/s)",
     ]

@@ -31,7 +31,13 @@ def oldest_heads(
 def advance(book: JobBook, heads: list[tuple[float, int]], k: int) -> None:
     """Class ``k``'s head was taken: its next job takes its place (or the class leaves)."""
     nxt = book.head(k)
-    if nxt is None:
+    if heads[0][1] != k:  # a younger class's head (a leftover claim skips the oldest)
+        i = next(i for i, (_, c) in enumerate(heads) if c == k)
+        heads[i] = heads[-1] if nxt is None else (nxt[0], k)
+        if nxt is None:
+            heads.pop()
+        heapq.heapify(heads)
+    elif nxt is None:
         heapq.heappop(heads)
     else:
         heapq.heapreplace(heads, (nxt[0], k))

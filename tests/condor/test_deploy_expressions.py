@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,14 @@ from plugins.contract.advice import Advice, MachineAdvice
 from plugins.contract.events import AttemptStarted
 from plugins.contract.policy import PolicyContext, PoolView
 from simulator.campus.replay import machine_infos, replay
-from simulator.trace_model import Cluster, Inventory, MachineSpec, OpeningHours
+from simulator.trace_model import (
+    DEFAULT_MEMORY_MB,
+    PARTITIONABLE,
+    Cluster,
+    Inventory,
+    MachineSpec,
+    OpeningHours,
+)
 
 pytestmark = pytest.mark.realdata
 NOW = time.time()
@@ -73,14 +81,20 @@ def candidate_ads(shared_data: Path, count: int) -> list[Any]:
     return out
 
 
-def condor_choice(ads: list[Any], advice: dict[str, MachineAdvice], prior_hours: int) -> set[str]:
-    """Machines the negotiator would give the job: START true, highest NEGOTIATOR_PRE_JOB_RANK."""
+def condor_choice(
+    ads: list[Any], advice: dict[str, MachineAdvice], prior_hours: int, cpus: int = 1
+) -> set[str]:
+    """Machines the negotiator would give the job: its requirements (condor_submit's default
+    resource clause) and START true, highest NEGOTIATOR_PRE_JOB_RANK."""
     import classad2
 
     macros = deploy_macros()
     start = classad2.ExprTree(expand("START", macros))
     rank = classad2.ExprTree(expand("NEGOTIATOR_PRE_JOB_RANK", macros))
-    job = classad2.ClassAd({"ClusterId": 1, "ProcId": 0, "RequestMemory": 1})
+    fits = classad2.ExprTree("TARGET.Cpus >= RequestCpus && TARGET.Memory >= RequestMemory")
+    job = classad2.ClassAd(
+        {"ClusterId": 1, "ProcId": 0, "RequestMemory": DEFAULT_MEMORY_MB, "RequestCpus": cpus}
+    )
     if prior_hours:
         job["LastRemoteWallClockTime"] = prior_hours * 3600 + 60
     scored = {}
@@ -91,7 +105,7 @@ def condor_choice(ads: list[Any], advice: dict[str, MachineAdvice], prior_hours:
             expires = adv.expires if adv.expires is not None else NOW + 600
             for key, value in advice_attributes(adv, NOW - 10, expires, "t/1").items():
                 machine_ad[key] = value
-        if start.eval(machine_ad, job) is True:
+        if fits.eval(job, machine_ad) is True and start.eval(machine_ad, job) is True:
             scored[ad["Machine"]] = rank.eval(machine_ad, job)
     best = max(scored.values(), default=None)
     return {m for m, r in scored.items() if r == best}
@@ -108,13 +122,21 @@ class FixedAdvice(Recorder):
         return Advice(machines=dict(self.table))
 
 
-def simulator_choice(names: list[str], advice: dict[str, MachineAdvice]) -> set[str]:
-    """Where the simulator's negotiator starts one fresh job under ``advice``."""
+def simulator_choice(
+    names: list[str], advice: dict[str, MachineAdvice], pslots: Sequence[Any] = (), cpus: int = 1
+) -> set[str]:
+    """Where the simulator's negotiator starts one fresh job under ``advice``; with ``pslots``,
+    on partitionable machines of those ads' cores and memory, for a job of ``cpus`` cores."""
     always = OpeningHours.always()
-    inv = Inventory(
-        {"c": Cluster("c", always)}, [MachineSpec(n, "c", "n", 1, 57, 40, 2) for n in names]
-    )
+    machines = [MachineSpec(n, "c", "n", 1, 57, 40, 2) for n in names]
+    if pslots:
+        machines = [
+            MachineSpec(ad["Machine"], "c", "n", ad["Cpus"], 57, 40, 2, ad["Memory"], PARTITIONABLE)
+            for ad in pslots
+        ]
+    inv = Inventory({"c": Cluster("c", always)}, machines)
     tr = trace(inv, jobs=[(600.0, 3600.0, float("inf"))], days=0.5)
+    tr.jobs.cpus[:] = cpus
     policy = FixedAdvice(PolicyContext(machine_infos(tr)), advice)
     replay(tr, policy)
     return {e.machine for e in policy.events if isinstance(e, AttemptStarted)}
@@ -146,6 +168,32 @@ def test_shipped_expressions_match_the_simulator(
     names = [ad["Machine"] for ad in ads]
     # machines without advice count as rank 0 on both sides
     assert condor_choice(ads, full, 0) == simulator_choice(names, full), case
+
+
+PSLOT_CORES = [4, 2, 8, 2, 1, 4]
+"""Free cores of six partitionable slots (memory grows with the index: m1 < m3 at two cores)."""
+PSLOT_TABLE = [
+    ("best fit without advice", {}, 2),
+    ("advice before best fit", {"m2": A(3)}, 2),
+    ("a slot too small is never chosen, whatever its rank", {"m4": A(9), "m0": A(1)}, 2),
+    ("held best fit is skipped", {"m1": A(0, hold=True)}, 2),
+    ("one core fits the smallest slot", {}, 1),
+    ("a job no slot fits stays idle", {}, 16),
+]
+
+
+@pytest.mark.parametrize(("case", "advice", "cpus"), PSLOT_TABLE, ids=[r[0] for r in PSLOT_TABLE])
+def test_shipped_expressions_match_the_simulator_on_partitionable_slots(
+    shared_data: Path, case: str, advice: dict[str, MachineAdvice], cpus: int
+) -> None:
+    ads = candidate_ads(shared_data, len(PSLOT_CORES))
+    for ad, cores in zip(ads, PSLOT_CORES, strict=True):
+        ad["Cpus"], ad["PartitionableSlot"] = cores, True
+    full = {f"{m}.example.org": a for m, a in advice.items()}
+    names = [ad["Machine"] for ad in ads]
+    chosen = condor_choice(ads, full, 0, cpus)
+    assert chosen == simulator_choice(names, full, ads, cpus), case
+    assert len(chosen) <= 1  # best fit makes the choice strict
 
 
 @pytest.mark.parametrize("k", [1, 5, 23, 30])

@@ -20,7 +20,7 @@ from simulator.campus.replay import ReplayResult, build_policy, replay
 from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.campus.summary import summarize
 from simulator.plotting import save
-from simulator.trace_model import Trace
+from simulator.trace_model import SINGLE, Trace
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -37,6 +37,8 @@ class Task:
     seed: int = 1
     replicable: float = 0.0
     labels: tuple[tuple[str, Any], ...] = field(default=())
+    slots: str = SINGLE
+    """How every machine takes jobs (docs/slots.md)."""
 
 
 def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: int | None) -> None:
@@ -51,16 +53,22 @@ def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: in
 
 
 @lru_cache(maxsize=2)
-def campus(scale: float, days: int | None, seed: int, replicable: float) -> Trace:
+def campus(
+    scale: float, days: int | None, seed: int, replicable: float, slots: str = SINGLE
+) -> Trace:
     config = load_campus_config(None)
     if replicable:
         config = replace(config, jobs=replace(config.jobs, replicable_fraction=replicable))
-    return generate_campus(config, days=days or 365, scale=scale, seed=seed)
+    trace = generate_campus(config, days=days or 365, scale=scale, seed=seed)
+    if slots != SINGLE:
+        machines = trace.inventory.machines
+        trace.inventory.machines = [replace(m, slots=slots) for m in machines]
+    return trace
 
 
 def run_task(task: Task) -> dict[str, Any]:
     """Replay one task; its labels plus the summary's figures (and the monthly energy)."""
-    trace = campus(task.scale, task.days, task.seed, task.replicable)
+    trace = campus(task.scale, task.days, task.seed, task.replicable, task.slots)
     policy = build_policy(task.policy, trace, dict(task.options), seed=task.seed)
     result = replay(trace, policy, seed=task.seed)
     s = summarize(result)
@@ -76,6 +84,9 @@ def run_task(task: Task) -> dict[str, Any]:
         good_mwh=e["good"],
         wasted_mwh=e["wasted"],
         total_mwh=e["total"],
+        slots=task.slots,
+        cores_busy_share=s["cores"]["busy_share"],
+        evictions=sum(s["evictions"].values()),
         wall_s=s["sim"]["wall_s"],
         months=[m["energy_mwh_total"] for m in s["months"]],
         **qos_failures(result),

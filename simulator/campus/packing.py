@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from functools import partial
+from itertools import compress
 
 import numpy as np
 
+from plugins.contract.advice import MachineAdvice
 from plugins.contract.ledger import AdviceLedger
 from simulator.campus.job_book import JobBook
 from simulator.campus.queue_heads import advance, oldest_heads
@@ -47,43 +50,35 @@ class Packer:
 
     def match(self, group: list[int], ledger: AdviceLedger, now: float) -> None:
         pool, book = self.pool, self.book
-        free = [m for m in group if pool.has_room(m) and not ledger.get(m).hold]
+        free = group  # awake machines are offered only while they have room, asleep ones are empty
+        advice = [ledger.get(m) for m in free]
+        keep = [not a.hold for a in advice]
+        free, advice = list(compress(free, keep)), list(compress(advice, keep))
         if not free:
             return
         tiebreak = self.rng.random(len(free)).tolist()
         matched: set[int] = set()
         if book.constrained:
-            self._match_constrained(free, tiebreak, matched, ledger, now)
-        orders: dict[int, list[int]] = {}
+            self._match_constrained(free, advice, tiebreak, matched, now, ledger)
+        alike = _alike(free, advice, tiebreak, pool)
+        orders: dict[int, list[Key]] = {}
         heads = oldest_heads(book)
         while heads:
             _, k = heads[0]
             order = orders.get(k)
             if order is None:
-                order = orders[k] = self._order(free, tiebreak, ledger, k)
+                order = orders[k] = _order(alike, k)
             head = book.head(k)
             assert head is not None
-            j = head[1]
-            m = next((m for m in order if m not in matched and pool.fits(j, m)), None)
+            m = _best(order, matched, partial(pool.fits, head[1]))
             if m is None:
                 heapq.heappop(heads)  # its oldest job fits nowhere this cycle
                 continue
             matched.add(m)
-            self.start(j, m)
+            self.start(head[1], m)
             advance(book, heads, k)
             if self.leftovers:
                 self._fill(m, heads, ledger)
-
-    def _order(
-        self, free: list[int], tiebreak: list[float], ledger: AdviceLedger, k: int
-    ) -> list[int]:
-        """The machines that take class-k jobs, best first: advice, best fit, chance."""
-        pool = self.pool
-        ranked = sorted(
-            (-ledger.get(m).rank_for(k), pool.free_cores[m], pool.free_memory[m], tiebreak[i], m)
-            for i, m in enumerate(free)
-        )
-        return [m for r, _, _, _, m in ranked if r <= 0]
 
     def _fill(self, m: int, heads: list[tuple[float, int]], ledger: AdviceLedger) -> None:
         """The schedd claims the leftover of ``m`` for its oldest jobs that fit there."""
@@ -102,15 +97,16 @@ class Packer:
     def _match_constrained(
         self,
         free: list[int],
+        advice: list[MachineAdvice],
         tiebreak: list[float],
         matched: set[int],
-        ledger: AdviceLedger,
         now: float,
+        ledger: AdviceLedger,
     ) -> None:
         pool, book = self.pool, self.book
         ranked = sorted(
-            (-ledger.get(m).rank, pool.free_cores[m], pool.free_memory[m], tiebreak[i], m)
-            for i, m in enumerate(free)
+            (-a.rank, pool.free_cores[m], pool.free_memory[m], tiebreak[i], m)
+            for i, (m, a) in enumerate(zip(free, advice, strict=True))
         )
         for *_, m in ranked:
             idle = ledger.remaining_idle(m, now)
@@ -124,3 +120,56 @@ class Packer:
                     break
             if not book.constrained:
                 return
+
+
+Fit = tuple[int, float, float, int]
+"""A machine's best-fit place: free cores, free memory, tie-break, its number."""
+Key = tuple[float, int, float, float, int]
+"""Its place for one class: minus its rank, then its ``Fit``."""
+Alike = list[tuple[MachineAdvice, list[Fit]]]
+
+
+def _alike(
+    free: list[int], advice: list[MachineAdvice], tiebreak: list[float], pool: SharedPool
+) -> Alike:
+    """The machines grouped by the advice object they carry (a policy advising per cluster
+    hands out a few dozen), each with its best-fit key: a class ranks groups, not machines."""
+    groups: dict[int, tuple[MachineAdvice, list[Fit]]] = {}
+    cores, memory = pool.free_cores, pool.free_memory
+    for i, (m, a) in enumerate(zip(free, advice, strict=True)):
+        group = groups.get(id(a))
+        if group is None:
+            group = groups[id(a)] = (a, [])
+        group[1].append((cores[m], memory[m], tiebreak[i], m))
+    return list(groups.values())
+
+
+def _order(alike: Alike, k: int) -> list[Key]:
+    """A heap of the machines that take class-k jobs, best first: advice, best fit, chance."""
+    heap: list[Key] = []
+    for advice, fits in alike:
+        rank = advice.rank_for(k)
+        if rank >= 0:  # a negative rank keeps class k off (the START fragment)
+            heap.extend((-rank, c, mem, tb, m) for c, mem, tb, m in fits)
+    heapq.heapify(heap)
+    return heap
+
+
+def _best(order: list[Key], matched: set[int], fits: Callable[[int], bool]) -> int | None:
+    """Take the best machine of ``order`` not matched yet that ``fits``; machines that do not
+    fit this job stay for the next."""
+    skipped: list[Key] = []
+    found = None
+    while order:
+        m = order[0][-1]
+        if m in matched:
+            heapq.heappop(order)  # matched machines are done for this cycle
+        elif fits(m):
+            found = m
+            heapq.heappop(order)
+            break
+        else:
+            skipped.append(heapq.heappop(order))
+    for key in skipped:
+        heapq.heappush(order, key)
+    return found

@@ -188,6 +188,7 @@ class Negotiator:
                 or mv.free_since != since[m]
                 or mv.follows != name
                 or mv.free_cores != cores[m]
+                or mv.free_memory_mb != memory[m]
             ):
                 mv = MachineView(names[m], state, since[m], name, cores[m], memory[m])
                 views[m] = mv

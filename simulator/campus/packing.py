@@ -50,10 +50,10 @@ class Packer:
 
     def match(self, group: list[int], ledger: AdviceLedger, now: float) -> None:
         pool, book = self.pool, self.book
-        free = group  # awake machines are offered only while they have room, asleep ones are empty
-        advice = [ledger.get(m) for m in free]
+        # every machine of ``group`` has room: awake ones are offered only while they do
+        advice = [ledger.get(m) for m in group]
         keep = [not a.hold for a in advice]
-        free, advice = list(compress(free, keep)), list(compress(advice, keep))
+        free, advice = list(compress(group, keep)), list(compress(advice, keep))
         if not free:
             return
         tiebreak = self.rng.random(len(free)).tolist()

@@ -126,6 +126,23 @@ def test_reserve_off_is_refused_while_a_job_runs() -> None:
     assert pool.state[0] != 0 and pool.running[0]  # SLEEP is state 0: still running
 
 
+def test_a_machine_whose_last_core_is_taken_is_no_longer_offered() -> None:
+    # Two one-core jobs, half an hour apart, fill a two-core machine: with room left it is
+    # offered (its partitionable slot is Unclaimed), once full it is not, and a job ending
+    # offers it again.
+    tr = trace(shared(cores=2), jobs=[(4 * H, 2 * H, INF), (4.5 * H, 3 * H, INF)])
+    world = build_world(
+        tr, Recorder(PolicyContext(machine_infos(tr))), 0, PoolRules(), 60.0, None, None
+    )
+    pool = world.pool
+    world.engine.run(MONDAY + 4.2 * H)
+    assert pool.free_cores[0] == 1 and 0 in pool.free_awake
+    world.engine.run(MONDAY + 5 * H)
+    assert pool.free_cores[0] == 0 and 0 not in pool.free_awake
+    world.engine.run(MONDAY + 6.5 * H)
+    assert pool.free_cores[0] == 1 and 0 in pool.free_awake
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_without_advice_jobs_pack_best_fit(seed: int) -> None:
     # Two empty four-core machines: a job at 4:00, another at 4:30, three in the cycle of 6:01.

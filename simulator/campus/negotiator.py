@@ -110,7 +110,7 @@ class Negotiator:
             # with); jobs with a minimum idle time need each machine's remaining idle time,
             # which advice groups do not carry; otherwise by groups.
             if self.packer is not None:
-                self.packer.match(list(group), self.ledger, now)
+                self.packer.match(family, self.ledger, self.groups, now)
             elif self.ledger.empty():
                 self._match_neutral(group)
             elif book.constrained:

@@ -23,15 +23,21 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from functools import partial
-from itertools import compress
+from typing import Protocol
 
 import numpy as np
 
-from plugins.contract.advice import MachineAdvice
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
 from plugins.contract.ledger import AdviceLedger
+from simulator.campus.advice_groups import AdviceGroups
 from simulator.campus.job_book import JobBook
 from simulator.campus.queue_heads import advance, oldest_heads
 from simulator.campus.shared_pool import SharedPool
+
+
+class Ranking(Protocol):
+    def best(self, k: int, j: int, matched: set[int]) -> int | None:
+        """The best machine not ``matched`` yet for job ``j`` of class ``k`` (None: none fits)."""
 
 
 class Packer:
@@ -48,29 +54,30 @@ class Packer:
         self.pool, self.book, self.rng, self.start = pool, book, rng, start
         self.leftovers = leftovers
 
-    def match(self, group: list[int], ledger: AdviceLedger, now: float) -> None:
+    def match(self, family: int, ledger: AdviceLedger, groups: AdviceGroups, now: float) -> None:
+        """Match idle jobs, oldest first, onto ``family`` (0 awake, 1 asleep). Machines are
+        ranked through the advice groups the negotiator keeps up to date, at a cost that grows
+        with the machines a job's class ranks first, not with every free machine; jobs with a
+        minimum idle time, and a pool without advice, rank this cycle's machines afresh."""
         pool, book = self.pool, self.book
-        # every machine of ``group`` has room: awake ones are offered only while they do
-        advice = [ledger.get(m) for m in group]
-        keep = [not a.hold for a in advice]
-        free, advice = list(compress(group, keep)), list(compress(advice, keep))
-        if not free:
-            return
-        tiebreak = self.rng.random(len(free)).tolist()
         matched: set[int] = set()
-        if book.constrained:
-            self._match_constrained(free, advice, tiebreak, matched, now, ledger)
-        alike = _alike(free, advice, tiebreak, pool)
-        orders: dict[int, list[Key]] = {}
-        heads = oldest_heads(book)
+        ranking: Ranking
+        if book.constrained or ledger.empty():
+            # every machine of the family has room: awake ones are offered only while they do
+            free = list((pool.free_awake, pool.sleeping)[family])
+            advice = [ledger.get(m) for m in free] if book.constrained else None
+            ranking = ScannedRanking(pool, free, advice, self.rng.random(len(free)).tolist())
+            if book.constrained:
+                self._match_constrained(ranking, matched, now, ledger)
+            heads = oldest_heads(book)
+        else:
+            ranking = GroupedRanking(pool, groups, family)
+            heads = oldest_heads(book, groups.levels)
         while heads:
             _, k = heads[0]
-            order = orders.get(k)
-            if order is None:
-                order = orders[k] = _order(alike, k)
             head = book.head(k)
             assert head is not None
-            m = _best(order, matched, partial(pool.fits, head[1]))
+            m = ranking.best(k, head[1], matched)
             if m is None:
                 heapq.heappop(heads)  # its oldest job fits nowhere this cycle
                 continue
@@ -95,20 +102,10 @@ class Packer:
                 return
 
     def _match_constrained(
-        self,
-        free: list[int],
-        advice: list[MachineAdvice],
-        tiebreak: list[float],
-        matched: set[int],
-        now: float,
-        ledger: AdviceLedger,
+        self, ranking: ScannedRanking, matched: set[int], now: float, ledger: AdviceLedger
     ) -> None:
         pool, book = self.pool, self.book
-        ranked = sorted(
-            (-a.rank, pool.free_cores[m], pool.free_memory[m], tiebreak[i], m)
-            for i, (m, a) in enumerate(zip(free, advice, strict=True))
-        )
-        for *_, m in ranked:
+        for m in ranking.by_rank():
             idle = ledger.remaining_idle(m, now)
             while idle is not None and pool.has_room(m):
                 j = book.pop_constrained(idle)
@@ -120,6 +117,72 @@ class Packer:
                     break
             if not book.constrained:
                 return
+
+
+class GroupedRanking:
+    """The machines of the best advice level for a class that fit the job, best fit first, then
+    at random. A level lists members filed awake or asleep that may since have been taken, woken
+    or fallen asleep (``AdviceGroups`` drops them lazily): a member counts where it is now."""
+
+    def __init__(self, pool: SharedPool, groups: AdviceGroups, family: int) -> None:
+        self.pool, self.groups, self.family = pool, groups, family
+
+    def best(self, k: int, j: int, matched: set[int]) -> int | None:
+        pool, free, key_of = self.pool, self.groups.families[self.family].live, self.groups.key_of
+        cores, memory, fits = pool.free_cores, pool.free_memory, pool.fits
+        for level in self.groups.levels(k):
+            fit: tuple[int, float] | None = None
+            ties: list[int] = []
+            for key, members in zip(level.keys, level.sets, strict=True):
+                for filed in members:
+                    for m in filed.items:
+                        if m in matched or m not in free or key_of.get(m) != key:
+                            continue
+                        here = (cores[m], memory[m])
+                        if (fit is not None and here > fit) or not fits(j, m):
+                            continue
+                        if here == fit:
+                            ties.append(m)
+                        else:
+                            fit, ties = here, [m]
+            if ties:
+                return (
+                    ties[int(self.groups.rand.random() * len(ties))] if len(ties) > 1 else ties[0]
+                )
+        return None
+
+
+class ScannedRanking:
+    """This cycle's machines ranked afresh: by their advice (``None``: none, all alike), then
+    best fit, then a random tiebreak."""
+
+    def __init__(
+        self,
+        pool: SharedPool,
+        free: list[int],
+        advice: list[MachineAdvice] | None,
+        tiebreak: list[float],
+    ) -> None:
+        self.pool, self.free, self.tiebreak = pool, free, tiebreak
+        self.advice = advice or [NEUTRAL_MACHINE_ADVICE] * len(free)
+        self.alike = _alike(free, self.advice, tiebreak, pool)
+        self.orders: dict[int, list[Key]] = {}
+
+    def by_rank(self) -> list[int]:
+        """Machines not held, by their advice's rank, then best fit, then chance."""
+        pool = self.pool
+        ranked = sorted(
+            (-a.rank, pool.free_cores[m], pool.free_memory[m], self.tiebreak[i], m)
+            for i, (m, a) in enumerate(zip(self.free, self.advice, strict=True))
+            if not a.hold
+        )
+        return [key[-1] for key in ranked]
+
+    def best(self, k: int, j: int, matched: set[int]) -> int | None:
+        order = self.orders.get(k)
+        if order is None:
+            order = self.orders[k] = _order(self.alike, k)
+        return _best(order, matched, partial(self.pool.fits, j))
 
 
 Fit = tuple[int, float, float, int]
@@ -137,6 +200,8 @@ def _alike(
     groups: dict[int, tuple[MachineAdvice, list[Fit]]] = {}
     cores, memory = pool.free_cores, pool.free_memory
     for i, (m, a) in enumerate(zip(free, advice, strict=True)):
+        if a.hold:
+            continue
         group = groups.get(id(a))
         if group is None:
             group = groups[id(a)] = (a, [])

@@ -106,6 +106,8 @@ class SharedPool(CampusPool):
         self.mark[job] = self.per_core[m]
         if self.has_room(m):
             self.free_awake.add(m)
+        else:  # full: its partitionable slot is Claimed until a job ends
+            self.free_awake.discard(m)
 
     def _end(self, m: int, j: int, outcome: AttemptOutcome) -> None:
         """One attempt ends: the listener charges it, then its cores and memory return."""

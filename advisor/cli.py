@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not isinstance(exc, user_errors()):
             raise
-        print(f"htcondor-advisor {args.command}: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:  # a configuration's errors: one a line
+            print(f"htcondor-advisor {args.command}: error: {line}", file=sys.stderr)
         return 2
 
 

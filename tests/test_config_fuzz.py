@@ -18,6 +18,7 @@ from typing import Any
 from unittest import mock
 
 import yaml
+from configkit import example_with_token
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,6 @@ from advisor.daemon.fields import ConfigError
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.lab.daemon_process import DaemonProcess
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "advisor.yaml"
 SCALARS = [
     ".inf", "-.inf", ".nan", ".NaN", "-1", "0", "1e400", "-0.0", "99999999999999999999999999",
     "1" * 5000, "2024-13-45", "2024-02-30 25:00:00", "null", "~", "true", "no", "[]", "{}",
@@ -117,8 +117,8 @@ def offline() -> Iterator[None]:
         yield
 
 
-def test_the_example_is_valid() -> None:
-    load_config(EXAMPLE)
+def test_the_example_is_valid(tmp_path: Path) -> None:
+    load_config(example_with_token(tmp_path))  # its token exists once deployed
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -126,22 +126,25 @@ def test_the_example_is_valid() -> None:
 def test_check_config_meets_any_mutation_with_one_located_line(
     tmp_path_factory: Any, edits: list[tuple[str, int, int]]
 ) -> None:
-    path = tmp_path_factory.mktemp("fuzz") / "advisor.yaml"
-    path.write_bytes(mutate(EXAMPLE.read_bytes(), edits, lambda line: True))
+    path = example_with_token(tmp_path_factory.mktemp("fuzz"))
+    path.write_bytes(mutate(path.read_bytes(), edits, lambda line: True))
     with offline():
         try:
             load_config(path)
-        except ConfigError as exc:
-            assert located(str(exc), path), str(exc)
-            assert len(str(exc)) < 2000, str(exc)
+        except ConfigError as exc:  # every mistake at once: each line one error
+            errors = str(exc).split("\n")
+            assert all(located(error, path) for error in errors), str(exc)
+            assert all(len(error) < 2000 for error in errors), str(exc)
         err, out = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             code = main(["check-config", str(path)])
     assert code in (0, 2)
     if code == 2:
         lines = err.getvalue().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("htcondor-advisor check-config: error: ")
-        assert located(lines[0].split(": error: ", 1)[1], path), lines[0]
+        assert lines and all(
+            line.startswith("htcondor-advisor check-config: error: ") for line in lines
+        )
+        assert all(located(line.split(": error: ", 1)[1], path) for line in lines), lines
     else:
         assert out.getvalue().startswith(f"{path}: ok")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -12,6 +13,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from advisor.daemon.access import exposure_warnings
     from advisor.daemon.config import load_config
 
     config = load_config(args.file)
@@ -21,4 +23,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"  policy   {config.policy['name']} {config.policy['options'] or ''}".rstrip())
     print(f"  listen   {host}:{port}")
     print(f"  state    {config.state['directory']}")
+    for warning in exposure_warnings(config.publish):  # valid, but hooks would be refused
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

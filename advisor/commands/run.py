@@ -61,8 +61,8 @@ def overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     state_dir = args.state_dir
     if state_dir is None and args.config is None and args.out is not None:
         state_dir = args.out / "state"
-    if state_dir is not None:
-        out.setdefault("state", {})["directory"] = str(state_dir)
+    if state_dir is not None:  # a path typed here is the shell's, relative to where it runs
+        out.setdefault("state", {})["directory"] = str(state_dir.absolute())
     if args.snapshot_interval:
         out.setdefault("state", {})["snapshot_interval"] = args.snapshot_interval
     if args.listen:
@@ -73,7 +73,8 @@ def overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def resolve(args: argparse.Namespace) -> DaemonConfig:
-    from advisor.daemon.config import check_config, load_config, merge
+    from advisor.daemon.config import check_config, load_config
+    from advisor.daemon.config_file import merge
     from advisor.daemon.fields import ConfigError
 
     extra = overrides(args)
@@ -102,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
             return _run_twin(config, control, args)
         return _run_live(config, control, args)
     except OSError as exc:  # the endpoint's bind: one located line, not a traceback
-        error = listen_error(config.publish["listen"], exc)
+        key = "--listen" if args.listen else "publish.listen"
+        error = listen_error(config.publish["listen"], exc, key)
         if error is None:
             raise
         raise error from None
@@ -136,6 +138,7 @@ def live_pool_settings(config: DaemonConfig, policy_label: str) -> dict[str, Any
 
 
 def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
+    from advisor.condor.factory import collector_address
     from advisor.daemon.pools import POOL_KINDS
     from advisor.daemon.runtime import Daemon, make_policy
     from advisor.daemon.schedule import run_live
@@ -150,12 +153,14 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     if args.once:
         advice = daemon.host.cycle(time.time())
         daemon.snapshot(time.time())
-        if daemon.host.confirmed_at is None:
-            collector = ":".join(map(str, config.pool["collector"]))
+        if daemon.host.confirmed_at is None:  # no view of the pool: nothing was advised
+            collector = collector_address(config.pool["collector"])
             print(
-                f"run --once: the pool did not answer (pool.collector {collector})", file=sys.stderr
+                f"htcondor-advisor run: error: pool.collector: the pool did not answer at "
+                f"{collector}; check that its collector runs there and lets this host read",
+                file=sys.stderr,
             )
-            return 3
+            return 1
         print(json.dumps({"machines": len(advice.machines), "jobs": len(advice.jobs)}))
         return 0
 

@@ -26,6 +26,7 @@ from advisor.condor.retry import Backoff
 from advisor.condor.source import CondorPoolSource, Inventory, ScheddReader
 from advisor.condor.startd_ads import STARTD_PROJECTION, SlotAd
 from advisor.ports import AdviceSink, PoolSource
+from plugins.contract.config_checks import ConfigError
 from plugins.contract.policy import MachineInfo
 
 NORMAL_WATTS = {"active": 57.0, "idle": 40.0, "sleep": 2.0}
@@ -54,11 +55,24 @@ def collector_address(value: str | tuple[str, int]) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def read_token(path: Path) -> str:
+    """The IDTOKEN's text. A token gone or changed since the start's checks (or never checked)
+    is one line naming ``pool.token_file``, never a bare ``[Errno 2]``."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(
+            f"pool.token_file: cannot read {str(path)!r} ({why}); give the path of the token "
+            "file deploy/TOKENS.md creates, or null for a pool without token"
+        ) from None
+
+
 def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
     import htcondor2
 
     token_file = config.get("token_file")
-    token = Path(token_file).read_text().strip() if token_file else None
+    token = read_token(Path(token_file)) if token_file else None
     address = collector_address(config["collector"])
     collector = htcondor2.Collector(address)
 

@@ -103,19 +103,23 @@ class MachineTracker:
         return events
 
     def views(self, machines: Mapping[str, Sequence[SlotAd]]) -> list[MachineView]:
-        """Candidates for a job: awake machines without their owner and with an unclaimed slot,
-        and asleep machines (condor_rooster can wake them)."""
+        """Candidates for a job: awake machines without their owner and with an unclaimed slot
+        that has cores left (with its free cores and memory), and asleep machines
+        (condor_rooster can wake them)."""
         views = []
         for name, slots in sorted(machines.items()):
             if self.power.get(name) == P.SLEEP:
                 since = min((s.entered for s in slots if s.entered), default=0.0)
                 views.append(MachineView(name, "sleep", since))
                 continue
-            unclaimed = [s for s in slots if s.state == "Unclaimed"]
+            # a partitionable slot stays Unclaimed while its dynamic slots run jobs: it is a
+            # candidate for what it has left, and none once that is nothing
+            unclaimed = [s for s in slots if s.state == "Unclaimed" and s.cpus > 0]
             if unclaimed and name not in self.owner_since and self.power.get(name) == P.ON:
                 since = min(s.entered or 0.0 for s in unclaimed)
                 cores = sum(s.cpus for s in unclaimed)
-                views.append(MachineView(name, "idle", since, free_cores=cores))
+                memory = sum(s.memory_mb for s in unclaimed)
+                views.append(MachineView(name, "idle", since, None, cores, memory))
         return views
 
     def state(self) -> dict[str, Any]:

@@ -26,6 +26,8 @@ STARTD_PROJECTION = (
     "KeyboardIdle",
     "Offline",
     "Absent",
+    "Cpus",
+    "Memory",
     "TotalCpus",
     CLUSTER_ATTR,
     TYPE_ATTR,
@@ -44,6 +46,9 @@ class SlotAd:
     keyboard_idle: float | None
     power: PowerState
     cpus: int
+    """The slot's cores: a partitionable slot's are what its dynamic slots left (0 when full)."""
+    memory_mb: float
+    """The slot's memory, likewise (inf when the ad does not say)."""
     cluster: str | None
     mtype: str | None
 
@@ -80,7 +85,10 @@ def slot_from_ad(ad: Mapping[str, Any]) -> SlotAd | None:
     idle = _number(ad.get("KeyboardIdle"))
     if power is not PowerState.ON or clock is None or idle is None or not 0 <= idle <= clock:
         idle = None
-    cpus = _number(ad.get("TotalCpus"))
+    cpus = _number(ad.get("Cpus"))
+    if cpus is None:
+        cpus = _number(ad.get("TotalCpus"))
+    memory = _number(ad.get("Memory"))
     return SlotAd(
         name=name,
         machine=machine,
@@ -89,7 +97,8 @@ def slot_from_ad(ad: Mapping[str, Any]) -> SlotAd | None:
         clock=clock if power is PowerState.ON else None,
         keyboard_idle=idle,
         power=power,
-        cpus=max(1, int(cpus)) if cpus else 1,
+        cpus=max(0, int(cpus)) if cpus is not None else 1,
+        memory_mb=max(0.0, memory) if memory is not None else math.inf,
         cluster=_text(ad.get(CLUSTER_ATTR)),
         mtype=_text(ad.get(TYPE_ATTR)),
     )

@@ -14,11 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from advisor.daemon import fields as f
-from advisor.daemon.config_file import one_line, read_yaml
+from advisor.daemon.config_errors import FAILED, Problems
+from advisor.daemon.config_file import merge, read_yaml
 from advisor.daemon.config_host import check_host
 from advisor.daemon.pools import POOL_KINDS, REQUIRED, Key, check_pool
 from plugins.contract.policy import Option, OptionError, Policy, parse_options
 from plugins.contract.registry import policy_class
+
+
+def _state_directory(raw: Any, path: str) -> Path:
+    """An absolute path: the daemon's working directory is / under systemd and another one in a
+    shell, so a relative path would name two places."""
+    directory = f.file_path(raw, path)
+    if not directory.is_absolute():
+        raise f.ConfigError(
+            f"{path}: {str(directory)!r} is relative; give an absolute path such as "
+            "/var/lib/htcondor-advisor"
+        )
+    return directory
+
 
 SECTIONS: dict[str, dict[str, Key]] = {
     "policy": {
@@ -28,6 +42,17 @@ SECTIONS: dict[str, dict[str, Key]] = {
     },
     "publish": {
         "listen": Key(f.address, "127.0.0.1:9681", "HTTP endpoint HOST:PORT"),
+        "allow": Key(
+            f.networks,
+            ["127.0.0.0/8", "::1"],
+            "networks, addresses or host names that may read /advice/MACHINE and /healthz "
+            "(names resolved at start and on reload)",
+        ),
+        "admin": Key(
+            f.networks,
+            ["127.0.0.0/8", "::1"],
+            "networks, addresses or host names that may also read /advice, /explain, /metrics",
+        ),
         "advice_lifetime": Key(
             lambda v, p: f.duration(v, p, hi=f.DAY_S),  # the hook refuses expiries a day ahead
             3600,
@@ -48,7 +73,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
         "retrain": Key(f.cron, "0 0 1 * *", "retrain schedule, crontab in UTC"),
     },
     "state": {
-        "directory": Key(f.file_path, None, "where snapshots live"),
+        "directory": Key(_state_directory, None, "where snapshots live (an absolute path)"),
         "snapshot_interval": Key(
             f.duration, None, "how often learned state is saved (default 5m live, 1d in the twin)"
         ),
@@ -89,18 +114,22 @@ class DaemonConfig:
         return int(seed if seed is not None else self.pool.get("seed", 0))
 
 
-def _section(raw: Any, name: str) -> dict[str, Any]:
+def _section(raw: Any, name: str, problems: Problems) -> dict[str, Any]:
+    """The section with defaults filled in; a key that failed (each error goes to ``problems``)
+    holds FAILED, as does every key of a section that is no mapping."""
     keys = SECTIONS[name]
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise f.fail(name, "must be a mapping", raw)
+        problems.add(f.fail(name, "must be a mapping", raw))
+        return dict.fromkeys(keys, FAILED)
     out: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in keys:
             where = f"{name}.{f.key_name(key)}"
-            raise f.fail(where, f"unknown key; allowed: {', '.join(keys)}", key)
-        out[key] = keys[key].check(value, f"{name}.{key}")
+            problems.add(f.fail(where, f"unknown key; allowed: {', '.join(keys)}", key))
+            continue
+        out[key] = problems.check(keys[key].check, value, f"{name}.{key}")
     for key, spec in keys.items():
         if key not in out:
             assert spec.default is not REQUIRED
@@ -108,22 +137,38 @@ def _section(raw: Any, name: str) -> dict[str, Any]:
     return out
 
 
-def _check_policy(section: dict[str, Any]) -> None:
+def _check_policy(section: dict[str, Any], problems: Problems) -> None:
     """Check the options as the policy will parse them; ``section["options"]`` becomes what the
-    policy is given (YAML scalars for options read from text become that text)."""
+    policy is given (YAML scalars for options read from text become that text). A policy that
+    failed has no options to check them against, nor do options that failed their type."""
     options = section["options"]
+    if options is FAILED:
+        return
     if not isinstance(options, dict):
-        raise f.fail("policy.options", "must be a mapping of option: value", options)
+        problems.add(f.fail("policy.options", "must be a mapping of option: value", options))
+        return
+    cls = FAILED if section["name"] is FAILED else problems.check(_policy, section["name"])
+    if cls is FAILED:
+        return
+    given = {key: problems.check(_option, cls, key, value) for key, value in options.items()}
+    if not any(value is FAILED for value in given.values()):
+        problems.check(_parse_options, cls, given)
+    section["options"] = given
+
+
+def _policy(name: str) -> type[Policy]:
     try:
-        cls = policy_class(section["name"])
+        return policy_class(name)
     except OptionError as exc:
         raise f.ConfigError(f"policy.name: {exc}") from None
     except ImportError as exc:
         raise f.ConfigError(
-            f"policy.name: policy {section['name']!r} is registered but does not load ({exc}); "
+            f"policy.name: policy {name!r} is registered but does not load ({exc}); "
             "reinstall the package that provides it"
         ) from None
-    options = {key: _option(cls, key, value) for key, value in options.items()}
+
+
+def _parse_options(cls: type[Policy], options: dict[Any, Any]) -> None:
     try:
         parsed = parse_options(cls, options)
     except OptionError as exc:
@@ -137,7 +182,6 @@ def _check_policy(section: dict[str, Any]) -> None:
         value = parsed[key]
         if isinstance(value, float) and not math.isfinite(value):
             raise f.fail(f"policy.options.{f.key_name(key)}", "must be a finite number", value)
-    section["options"] = options
 
 
 def _option(cls: type[Policy], key: Any, value: Any) -> Any:
@@ -164,13 +208,16 @@ def _option(cls: type[Policy], key: Any, value: Any) -> Any:
 
 
 def default_state_dir() -> Path:
-    """systemd's ``$STATE_DIRECTORY`` when set, else ``./advisor-state``."""
-    return Path(os.environ.get("STATE_DIRECTORY", "advisor-state").split(":")[0])
+    """systemd's ``$STATE_DIRECTORY`` when set, else ``advisor-state`` in the directory the
+    daemon starts in, made absolute there (as ``state.directory`` must be)."""
+    return Path(os.environ.get("STATE_DIRECTORY", "advisor-state").split(":")[0]).absolute()
 
 
 def _check_staleness(publish: dict[str, Any], learning: dict[str, Any]) -> None:
     """A view is confirmed once per poll: a bound below the poll interval would leave every
     cycle but the first stale."""
+    if FAILED in (publish["stale_after"], learning["observe_interval"]):
+        return  # said already
     if publish["stale_after"] < learning["observe_interval"]:
         raise f.ConfigError(
             f"publish.stale_after: {publish['stale_after']:g} s is shorter than "
@@ -180,27 +227,43 @@ def _check_staleness(publish: dict[str, Any], learning: dict[str, Any]) -> None:
 
 
 def check_config(raw: Any, source: str = "<defaults>") -> DaemonConfig:
-    """Check a parsed YAML document (a mapping of sections)."""
+    """Check a parsed YAML document (a mapping of sections); a ConfigError names every mistake,
+    one line each."""
+    problems = Problems()
+    config = _checked(raw, source, problems)
+    problems.raise_any()
+    return config
+
+
+def _checked(raw: Any, source: str, problems: Problems) -> DaemonConfig:
+    """The document checked section by section, each error recorded in ``problems``. What
+    failed holds FAILED: the result serves further checks only, until the errors are raised."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         where = "<top>" if source.startswith("<") else source
-        raise f.fail(where, "must be a mapping of sections (pool:, policy:, ...)", raw)
+        problems.add(f.fail(where, "must be a mapping of sections (pool:, policy:, ...)", raw))
+        problems.raise_any()  # no section to check
     allowed = ("pool", *SECTIONS)
     for key in raw:
         if key not in allowed:
-            raise f.fail(f.key_name(key), f"unknown section; allowed: {', '.join(allowed)}", key)
-    if "pool" not in raw:
-        raise f.ConfigError("pool: missing (required); e.g. pool: {kind: sim, scenario: campus}")
-    pool = check_pool(raw["pool"])
-    sections = {name: _section(raw.get(name), name) for name in SECTIONS}
-    _check_policy(sections["policy"])
-    _check_staleness(sections["publish"], sections["learning"])
-    if sections["state"]["snapshot_interval"] is None:
-        simulated = POOL_KINDS[pool["kind"]].simulated
-        sections["state"]["snapshot_interval"] = 86400.0 if simulated else 300.0
-    if sections["state"]["directory"] is None:
-        sections["state"]["directory"] = default_state_dir()
+            where = f.key_name(key)
+            problems.add(f.fail(where, f"unknown section; allowed: {', '.join(allowed)}", key))
+    pool = FAILED
+    if "pool" in raw:
+        pool = check_pool(raw["pool"], problems)
+    else:
+        problems.add(
+            f.ConfigError("pool: missing (required); e.g. pool: {kind: sim, scenario: campus}")
+        )
+    sections = {name: _section(raw.get(name), name, problems) for name in SECTIONS}
+    _check_policy(sections["policy"], problems)
+    problems.check(_check_staleness, sections["publish"], sections["learning"])
+    state = sections["state"]
+    if state["snapshot_interval"] is None and pool is not FAILED:
+        state["snapshot_interval"] = 86400.0 if POOL_KINDS[pool["kind"]].simulated else 300.0
+    if state["directory"] is None:
+        state["directory"] = default_state_dir()
     return DaemonConfig(pool=pool, source=source, **sections)
 
 
@@ -208,36 +271,11 @@ def load_config(
     path: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None
 ) -> DaemonConfig:
     """Read, overlay command-line ``overrides`` section by section, check, and check what the
-    configuration asks of this machine without changing anything (``check_host``)."""
+    configuration asks of this machine without changing anything (``check_host``). The
+    ConfigError names every mistake found, one line each."""
     raw = read_yaml(path)
-    try:
-        config = check_config(merge(raw, overrides or {}), str(path))
-    except f.ConfigError as exc:
-        raise f.ConfigError(one_line(str(exc))) from None
-    check_host(config)
+    problems = Problems()
+    config = _checked(merge(raw, overrides or {}), str(path), problems)
+    problems.check(check_host, config)
+    problems.raise_any()
     return config
-
-
-def merge(raw: Any, overrides: Mapping[str, Mapping[str, Any]]) -> Any:
-    """``raw`` with each override section's keys replaced (a new pool kind replaces the pool)."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        return raw
-    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
-    for section, values in overrides.items():
-        base = out.get(section)
-        replace = (
-            section == "pool"
-            and isinstance(base, dict)
-            and base.get("kind") != values.get("kind", base.get("kind"))
-        )
-        if not isinstance(base, dict) or replace:
-            out[section] = dict(values)
-        else:
-            for key, value in values.items():
-                old = base.get(key)
-                base[key] = (
-                    {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
-                )
-    return out

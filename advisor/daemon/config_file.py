@@ -1,11 +1,13 @@
 """Reading the daemon's configuration file: strict UTF-8 YAML whose every error is located.
 
 Kept apart from the key checks so that a parse problem always names the file, line and column,
-and a key given twice is refused instead of YAML silently keeping the last one.
+and a key given twice is refused instead of YAML silently keeping the last one. ``merge`` lays
+the command line's overrides over what was read, before the keys are checked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +108,28 @@ def read_yaml(path: Path) -> Any:
         raise f.ConfigError(
             f"{path}: not valid YAML (nested too deeply); a configuration needs a few levels"
         ) from None
+
+
+def merge(raw: Any, overrides: Mapping[str, Mapping[str, Any]]) -> Any:
+    """``raw`` with each override section's keys replaced (a new pool kind replaces the pool)."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        return raw
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    for section, values in overrides.items():
+        base = out.get(section)
+        replace = (
+            section == "pool"
+            and isinstance(base, dict)
+            and base.get("kind") != values.get("kind", base.get("kind"))
+        )
+        if not isinstance(base, dict) or replace:
+            out[section] = dict(values)
+        else:
+            for key, value in values.items():
+                old = base.get(key)
+                base[key] = (
+                    {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
+                )
+    return out

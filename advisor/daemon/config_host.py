@@ -8,32 +8,46 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
 import socket
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from advisor.daemon import fields as f
+from advisor.daemon.config_errors import FAILED, Problems
+from advisor.daemon.service_user import service_account, unreadable
 from advisor.daemon.state_store import private_directory
 
 if TYPE_CHECKING:
     from advisor.daemon.config import DaemonConfig
 
 
+MISSING_FIXES = {
+    "pool.token_file": "create it as deploy/TOKENS.md shows, or set null for a pool without token",
+}
+UNREADABLE_FIXES = {"pool.token_file": "give it to that user as deploy/TOKENS.md shows"}
+
+
 def check_host(config: DaemonConfig, starting: bool = False) -> None:
-    """Check the paths and the listen address against this machine: ``check-config`` and every
-    reload without changing anything; ``run`` (``starting``) also creates the state directory
-    0700 and checks the service user can write it and read the token file."""
-    check_listen(config.publish["listen"])
+    """Check the paths and the listen address against this machine, every error at once (keys
+    that failed their own check are skipped): ``check-config`` and every reload without changing
+    anything, the files as the service user will read them (``service_user``); ``run``
+    (``starting``) also creates the state directory 0700 and checks that this process, the
+    service, can write it and read the files."""
+    problems = Problems()
+    if config.publish["listen"] is not FAILED:
+        problems.check(check_listen, config.publish["listen"])
     directory = config.state["directory"]
-    if starting:
-        prepare_state_directory(directory)
-    else:
-        _check_directory_path(directory)
-    pool = config.pool
-    _check_file(pool.get("token_file"), "pool.token_file", needed=True, starting=starting)
-    _check_file(pool.get("scenario_config"), "pool.scenario_config", needed=True, starting=starting)
-    _check_file(pool.get("event_log"), "pool.event_log", needed=False, starting=starting)
+    if directory is not FAILED:
+        problems.check(prepare_state_directory if starting else _check_directory_path, directory)
+    reader = None if starting else service_account()
+    pool = {} if config.pool is FAILED else config.pool
+    for key, needed in (("token_file", True), ("scenario_config", True), ("event_log", False)):
+        path = pool.get(key)
+        if path is not None and path is not FAILED:
+            problems.check(_check_file, path, f"pool.{key}", needed, reader)
+    problems.raise_any()
 
 
 def check_listen(listen: tuple[str, int]) -> None:
@@ -58,20 +72,23 @@ BIND_FIXES = {
 }
 
 
-def listen_error(listen: tuple[str, int], exc: OSError) -> f.ConfigError | None:
-    """The ConfigError for an endpoint that could not bind ``publish.listen`` (None: ``exc`` is
-    no bind failure). Socket errors carry no file name, which tells them from file errors."""
+def listen_error(
+    listen: tuple[str, int], exc: OSError, key: str = "publish.listen"
+) -> f.ConfigError | None:
+    """The ConfigError naming ``key`` (the option it came from, ``--listen``, or the key) for an
+    endpoint that could not bind ``listen`` (None: ``exc`` is no bind failure). Socket errors
+    carry no file name, which tells them from file errors."""
     host, port = listen
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     if isinstance(exc, socket.gaierror):
         return f.ConfigError(
-            f"publish.listen: host {host!r} does not resolve ({exc.strerror}); "
+            f"{key}: host {host!r} does not resolve ({exc.strerror}); "
             "use an address of this machine such as 127.0.0.1"
         )
     fix = BIND_FIXES.get(exc.errno or 0)
     if fix is None or exc.filename is not None:
         return None
-    return f.ConfigError(f"publish.listen: {shown} {fix}")
+    return f.ConfigError(f"{key}: {shown} {fix}")
 
 
 def prepare_state_directory(directory: Path) -> None:
@@ -114,30 +131,26 @@ def _check_directory_path(directory: Path) -> None:
         )
 
 
-def _check_file(path: Path | None, key: str, needed: bool, starting: bool) -> None:
-    """A file key is never a directory; at start a ``needed`` one (read then) exists and can be
-    read. (``check-config`` may run before the file is put in place, or as another user.)"""
-    if path is None:
-        return
+def _check_file(path: Path, key: str, needed: bool, reader: pwd.struct_passwd | None) -> None:
+    """A file key is never a directory; a ``needed`` one (read at start) exists and ``reader``
+    (None: this process) can read it. An ``event_log`` may appear once jobs run."""
     try:
         mode = path.stat().st_mode
     except (FileNotFoundError, NotADirectoryError):
-        if needed and starting:
-            raise f.ConfigError(
-                f"{key}: {str(path)!r} does not exist; give the path of an existing file, or null"
-            ) from None
+        if needed:
+            fix = MISSING_FIXES.get(key, "give the path of an existing file, or null")
+            raise f.ConfigError(f"{key}: {str(path)!r} does not exist; {fix}") from None
         return
     except (OSError, ValueError) as exc:
-        if starting:
-            raise f.ConfigError(
-                f"{key}: cannot read {str(path)!r} ({getattr(exc, 'strerror', None) or exc}); "
-                "make it readable by the service user"
-            ) from None
-        return  # check-config may run as another user than the service
+        if reader is not None:
+            return  # not ours to see as this user: the service user may, and checks at start
+        raise f.ConfigError(
+            f"{key}: cannot read {str(path)!r} ({getattr(exc, 'strerror', None) or exc}); "
+            "make it readable by the service user"
+        ) from None
     if stat.S_ISDIR(mode):
         raise f.ConfigError(f"{key}: {str(path)!r} is a directory; give the path of a file")
-    if starting and needed and not os.access(path, os.R_OK):
-        raise f.ConfigError(
-            f"{key}: cannot read {str(path)!r} (permission denied); "
-            "make it readable by the service user"
-        )
+    why = unreadable(path, reader) if needed else None
+    if why is not None:
+        fix = UNREADABLE_FIXES.get(key, "make it readable by that user")
+        raise f.ConfigError(f"{key}: {str(path)!r} {why}; {fix}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.daemon.logs import iso
+
 OWNER_KINDS = ("OwnerSessionStarted", "OwnerSessionEnded", "MachinePowerChanged")
 ATTEMPT_KINDS = ("AttemptStarted", "AttemptEnded")
 
@@ -60,7 +62,7 @@ def format_explanation(data: Mapping[str, Any]) -> str:
     else:
         lines.append(
             f"advice       rank {advice['rank']}, hold {advice['hold']}, power {advice['power']},"
-            f" expires {advice['expires']:.0f}"
+            f" expires {iso(advice['expires'])}"
         )
     idle = data["predicted_idle_s"]
     lines.append(f"predicted    {'unknown' if idle is None else f'{idle / 60:.1f} min idle'}")
@@ -76,5 +78,5 @@ def format_explanation(data: Mapping[str, Any]) -> str:
         for e in events:
             rest = {k: v for k, v in e.items() if k not in ("kind", "time", "machine")}
             extra = " ".join(f"{k}={v}" for k, v in rest.items())
-            lines.append(f"  {e['time']:.0f} {e['kind']} {extra}".rstrip())
+            lines.append(f"  {iso(e['time'])} {e['kind']} {extra}".rstrip())
     return "\n".join(lines)

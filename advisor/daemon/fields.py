@@ -4,8 +4,10 @@ is allowed (the scenario checks in ``plugins.contract.config_checks`` follow the
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +108,43 @@ def address(raw: Any, path: str) -> tuple[str, int]:
     if not host.isprintable() or any(c.isspace() for c in host):
         raise fail(path, "must be HOST:PORT with a host name or address, e.g. 127.0.0.1:9681", raw)
     return host, int(port)
+
+
+NETWORKS = "a network (10.0.0.0/8), address or resolvable host name"
+
+
+def networks(raw: Any, path: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Networks from a list (or one string) of CIDR networks, addresses and host names. A name
+    becomes every address it resolves to now, once: the endpoint never waits on DNS for a
+    request, and a host that moves needs a reload."""
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        raise fail(path, f"must be a list, each {NETWORKS}", raw)
+    out: dict[ipaddress.IPv4Network | ipaddress.IPv6Network, None] = {}
+    for i, item in enumerate(items):
+        out.update(dict.fromkeys(_network(item, f"{path}[{i}]")))
+    return tuple(out)
+
+
+def _network(raw: Any, path: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    value = text(raw, path)
+    try:
+        interface = ipaddress.ip_interface(value)
+    except ValueError:
+        pass
+    else:
+        if interface.ip != interface.network.network_address:
+            raise ConfigError(
+                f"{path}: {value!r} has host bits set; write the network "
+                f"{interface.network} or the address {interface.ip}"
+            )
+        return [interface.network]
+    try:
+        found = socket.getaddrinfo(value, None, 0, socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: {value!r} is not {NETWORKS} ({why})") from None
+    return [ipaddress.ip_network(str(info[4][0]).split("%")[0]) for info in found]
 
 
 def cron(raw: Any, path: str) -> str:

@@ -19,6 +19,7 @@ from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource
@@ -91,7 +92,9 @@ class PolicyHost:
             self.join(obs.machines)
             self._feed(obs.events)  # what did answer is real, even when a schedd did not
             if not obs.healthy:
-                log.warning("pool did not answer at %.0f; advice will lapse if this persists", now)
+                log.warning(
+                    "pool did not answer at %s; advice will lapse if this persists", iso(now)
+                )
                 return False
             self.view = obs.view
             self.confirmed_at = now
@@ -152,7 +155,9 @@ class PolicyHost:
             if stale:
                 log.warning(
                     "no confirmed view of the pool since %s: advice not renewed, it lapses",
-                    "start" if self.confirmed_at is None else f"{now - self.confirmed_at:.0f} s",
+                    "start"
+                    if self.confirmed_at is None
+                    else f"{iso(self.confirmed_at)} ({now - self.confirmed_at:.0f} s ago)",
                 )
                 return Advice()
             view = self.standing.ask(self.view)
@@ -164,8 +169,8 @@ class PolicyHost:
             self._count_unpublished(self.decided)
             if self.dry_run:
                 log.info(
-                    "dry run at %.0f: %d machine and %d job advice not published",
-                    now,
+                    "dry run at %s: %d machine and %d job advice not published",
+                    iso(now),
                     len(advice.machines),
                     len(advice.jobs),
                 )
@@ -198,7 +203,7 @@ class PolicyHost:
             return self.publish(now)
 
     def retrain(self, now: float) -> None:
-        log.info("retraining %s on what was observed before %.0f", self.policy.label, now)
+        log.info("retraining %s on what was observed before %s", self.policy.label, iso(now))
         self.policy.retrain(now)
         self.metrics.last_retrain = now
 

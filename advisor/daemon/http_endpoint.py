@@ -5,9 +5,11 @@
 ``GET /explain/MACHINE`` why the machine has its advice (JSON)
 ``GET /healthz``         liveness and the daemon's clock (JSON)
 ``GET /metrics``         Prometheus exposition
-``HEAD`` is answered like ``GET`` without the body. Nothing here changes state: other methods get
-405 (``Allow: GET, HEAD``), a malformed request 400, an oversized one 431. The server that
-carries these answers is ``advisor.daemon.http_server.AdviceServer``.
+Peers in ``publish.admin`` read every path, peers in ``publish.allow`` only ``/advice/MACHINE``
+and ``/healthz``; anyone else gets 403 (``advisor.daemon.access``, where a new path must be
+classified too). ``HEAD`` is answered like ``GET`` without the body. Nothing here changes state:
+other methods get 405 (``Allow: GET, HEAD``), a malformed request 400, an oversized one 431. The
+server that carries these answers is ``advisor.daemon.http_server.AdviceServer``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from urllib.parse import unquote
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from advisor.daemon.access import Access
 from advisor.daemon.board import AdviceBoard, as_json, hook_lines
 from advisor.daemon.metrics import DaemonMetrics
 
@@ -26,7 +29,9 @@ TEXT = "text/plain; charset=utf-8"
 
 
 class Endpoint:
-    """What the handler reads; every callable is safe to call from the server's threads."""
+    """What the handler reads; every callable is safe to call from the server's threads.
+
+    ``access`` may be replaced while serving (a reload): each answer reads it once."""
 
     def __init__(
         self,
@@ -36,6 +41,7 @@ class Endpoint:
         health: Callable[[], dict[str, Any]],
         explain: Callable[[str], dict[str, Any]],
         metrics_enabled: bool = True,
+        access: Access | None = None,
     ) -> None:
         self.board = board
         self.metrics = metrics
@@ -43,9 +49,14 @@ class Endpoint:
         self.health = health
         self.explain = explain
         self.metrics_enabled = metrics_enabled
+        self.access = access or Access()
 
-    def answer(self, path: str) -> tuple[int, str, bytes]:
-        """Status, content type and body for a GET of ``path``."""
+    def answer(self, path: str, peer: str) -> tuple[int, str, bytes]:
+        """Status, content type and body for a GET of ``path`` by the client at ``peer``."""
+        needed = self.access.refusal(peer, path)
+        if needed is not None:
+            self.metrics.forbidden.labels(needed).inc()
+            return 403, TEXT, f"forbidden: {peer} is not in {needed}\n".encode()
         now = self.clock()
         if path.startswith("/advice/"):
             self.metrics.served.labels("hook").inc()

@@ -281,7 +281,7 @@ class AdviceServer:
             if self._stopping or conn.state != ANSWERING:
                 continue  # timed out while queued
             try:
-                status, ctype, body = self.endpoint.answer(path)
+                status, ctype, body = self.endpoint.answer(path, conn.peer)
             except Exception:
                 log.exception("endpoint failed on %s", path)
                 status, ctype, body = 500, TEXT, b"internal error\n"

@@ -40,6 +40,13 @@ class DaemonMetrics:
         self.served = Counter(
             "advisor_advice_served", "Advice answers served, by format", ["format"], registry=r
         )
+        self.forbidden = Counter(
+            "advisor_requests_forbidden",
+            "Requests refused with 403, by the list that would admit the peer "
+            "(publish.allow or publish.admin)",
+            ["list"],
+            registry=r,
+        )
         self.unpublished = Counter(
             "advisor_advice_unpublished",
             "Job and group advice computed but published by no sink (replay-only), by kind",

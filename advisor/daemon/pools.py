@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor.daemon import fields as f
+from advisor.daemon.config_errors import FAILED, Problems
 
 if TYPE_CHECKING:
     from advisor.ports import AdviceSink, PoolSource
@@ -63,6 +64,26 @@ def _types(raw: Any, path: str) -> dict[str, dict[str, float]]:
     return {f.text(name, path): _watts(w, f"{path}.{f.key_name(name)}") for name, w in raw.items()}
 
 
+COLLECTOR_PORT = 9618
+"""HTCondor's default collector port, for a ``pool.collector`` that names only a host."""
+
+
+def _collector(raw: Any, path: str) -> tuple[str, int]:
+    """``HOST:PORT``, or ``HOST`` alone (``[::1]`` for IPv6) as HTCondor reads it: port 9618."""
+    value = f.text(raw, path)
+    if ":" not in value or (value.startswith("[") and value.endswith("]")):
+        value = f"{value}:{COLLECTOR_PORT}"
+    try:
+        host, port = f.address(value, path)
+    except f.ConfigError:
+        host, port = value, 0  # the message below says what a collector may be
+    if port == 0:
+        raise f.fail(
+            path, "must be HOST or HOST:PORT with a port 1-65535, e.g. cm.example.org:9618", raw
+        )
+    return host, port
+
+
 def _build_condor(settings: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
     from advisor.condor.factory import build_condor_pool
 
@@ -80,7 +101,7 @@ SIM_KEYS = {
     "speed": Key(f.speed, "max", "simulated seconds per wall second, or max"),
 }
 CONDOR_KEYS = {
-    "collector": Key(f.address, REQUIRED, "central manager HOST:PORT"),
+    "collector": Key(_collector, REQUIRED, "central manager HOST[:PORT], port 9618 by default"),
     "schedds": Key(f.text_list, [], "schedd names to read job history from"),
     "token_file": Key(_path, None, "IDTOKEN file for the advisor's identity"),
     "merge": Key(f.boolean, True, "also MERGE_STARTD_AD into the collector (needs token_file)"),
@@ -101,13 +122,20 @@ POOL_KINDS: dict[str, PoolKind] = {
 }
 
 
-def check_pool(raw: Any, path: str = "pool") -> dict[str, Any]:
-    """The pool section with defaults filled in; ``kind`` picks which keys are allowed."""
+def check_pool(raw: Any, problems: Problems, path: str = "pool") -> Any:
+    """The pool section with defaults filled in; ``kind`` picks which keys are allowed. Each
+    error goes to ``problems``: a key that failed holds FAILED, and the whole section is FAILED
+    when it has no valid kind (nothing else can be checked then)."""
     if not isinstance(raw, dict):
-        raise f.fail(path, "must be a mapping with a 'kind'", raw)
+        problems.add(f.fail(path, "must be a mapping with a 'kind'", raw))
+        return FAILED
     if "kind" not in raw:
-        raise f.ConfigError(f"{path}.kind: missing (required); one of {', '.join(POOL_KINDS)}")
-    kind_name = f.choice(raw["kind"], f"{path}.kind", tuple(POOL_KINDS))
+        kinds = ", ".join(POOL_KINDS)
+        problems.add(f.ConfigError(f"{path}.kind: missing (required); one of {kinds}"))
+        return FAILED
+    kind_name = problems.check(f.choice, raw["kind"], f"{path}.kind", tuple(POOL_KINDS))
+    if kind_name is FAILED:
+        return FAILED
     keys = POOL_KINDS[kind_name].keys
     settings: dict[str, Any] = {"kind": kind_name}
     for key, value in raw.items():
@@ -115,18 +143,18 @@ def check_pool(raw: Any, path: str = "pool") -> dict[str, Any]:
             continue
         if key not in keys:
             allowed = ", ".join(["kind", *keys])
-            raise f.fail(
-                f"{path}.{f.key_name(key)}",
-                f"unknown key for kind {kind_name}; allowed: {allowed}",
-                key,
-            )
-        settings[key] = keys[key].check(value, f"{path}.{key}")
+            what = f"unknown key for kind {kind_name}; allowed: {allowed}"
+            problems.add(f.fail(f"{path}.{f.key_name(key)}", what, key))
+            continue
+        settings[key] = problems.check(keys[key].check, value, f"{path}.{key}")
     for key, spec in keys.items():
         if key in settings:
             continue
         if spec.default is REQUIRED:
-            raise f.ConfigError(
-                f"{path}.{key}: missing (required for kind {kind_name}: {spec.help})"
+            problems.add(
+                f.ConfigError(f"{path}.{key}: missing (required for kind {kind_name}: {spec.help})")
             )
+            settings[key] = FAILED
+            continue
         settings[key] = spec.default if spec.default is None else spec.check(spec.default, key)
     return settings

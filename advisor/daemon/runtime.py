@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from advisor.daemon.access import Access, exposure_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
 from advisor.daemon.config_file import one_line
@@ -19,6 +20,7 @@ from advisor.daemon.fields import ConfigError
 from advisor.daemon.host import PolicyHost
 from advisor.daemon.http_endpoint import Endpoint
 from advisor.daemon.http_server import AdviceServer
+from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.state_store import UNUSABLE, StateStore
 from advisor.ports import AdviceSink, PoolSource
@@ -99,9 +101,9 @@ class Daemon:
                 continue
             self.metrics.last_snapshot = loaded.saved_at
             log.info(
-                "resumed from %s (saved at %.0f, %d events learned)",
+                "resumed from %s (saved at %s, %d events learned)",
                 loaded.path.name,
-                loaded.saved_at,
+                iso(loaded.saved_at),
                 self.host.events_seen,
             )
             return loaded.state
@@ -154,7 +156,7 @@ class Daemon:
         state["advice"] = {m: as_json(p) for m, p in self.board.live(now).items()}
         path = self.store.save(state, now)
         self.metrics.last_snapshot = now
-        log.debug("snapshot %s at %.0f", path.name, now)
+        log.debug("snapshot %s at %s", path.name, iso(now))
         return path
 
     # -- endpoint ----------------------------------------------------------------------------
@@ -167,9 +169,12 @@ class Daemon:
             self.health,
             self.explain,
             self.config.metrics["enabled"],
+            Access.from_publish(self.config.publish),
         )
         self.server = AdviceServer(endpoint, host, port)
         self.server.start()
+        for warning in exposure_warnings(self.config.publish):
+            log.warning("%s", warning)
         return self.server.address
 
     def stop_endpoint(self) -> None:
@@ -216,7 +221,11 @@ class Daemon:
             if new.policy != self.config.policy:
                 policy = make_policy(new, self.host.machines, oracle)
         except Exception as exc:  # whatever the file holds, the daemon keeps running
-            why = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
+            why = (
+                "; ".join(str(exc).splitlines())  # every error of the file, on the one log line
+                if isinstance(exc, ConfigError)
+                else f"{type(exc).__name__}: {exc}"
+            )
             log.error(
                 "reload of %s refused, keeping the running configuration: %s",
                 path,
@@ -246,6 +255,8 @@ class Daemon:
             self.host.lifetime_s = new.publish["advice_lifetime"]
             self.host.dry_run = new.publish["dry_run"]
             self.host.stale_after_s = new.publish["stale_after"]
+        if self.server is not None:  # the next request is judged by the new lists
+            self.server.endpoint.access = Access.from_publish(new.publish)
         if new.logging["level"] is not None:
             logging.getLogger().setLevel(new.logging["level"])
         self.config = new

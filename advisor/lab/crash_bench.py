@@ -9,6 +9,7 @@ import re
 import signal
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,13 @@ import numpy as np
 from advisor.daemon.state_store import StateStore
 from advisor.lab.daemon_process import DaemonProcess
 
-RESUMED = re.compile(r"resumed from (snapshot-\d+\.json) \(saved at (\d+)")
+RESUMED = re.compile(r"resumed from (snapshot-\d+\.json) \(saved at ([\dT:Z-]+)")
+STOPPED = re.compile(r"stopped at simulated ([\dT:Z-]+)")
+
+
+def _epoch(logged: str) -> float:
+    """A time as the daemon logs it (ISO 8601 UTC) in seconds since the epoch."""
+    return datetime.fromisoformat(logged).timestamp()
 
 
 @dataclass
@@ -52,7 +59,7 @@ def _live_and_die(
     daemon.proc.send_signal(signal.SIGKILL)
     daemon.finish()
     report.kills += 1
-    resumed_at = float(match.group(2)) if isinstance(match, re.Match) else None
+    resumed_at = _epoch(match.group(2)) if isinstance(match, re.Match) else None
     return resumed_at, daemon.log()
 
 
@@ -86,7 +93,7 @@ def crash_twin(
     if final.finish(timeout=600) != 0:
         raise RuntimeError(f"final run failed:\n{final.log()}")
     match = RESUMED.search(final.log())
-    _account(report, float(match.group(2)) if match else None, last_clock, final.log())
+    _account(report, _epoch(match.group(2)) if match else None, last_clock, final.log())
     report.final = json.loads((work / "crashed" / "summary.json").read_text())
     report.reference = _reference(twin_args, work)
     return report
@@ -120,7 +127,7 @@ def stop_halfway(twin_args: list[str], work: Path, speed: float) -> CrashReport:
     if final.finish(timeout=600) != 0:
         raise RuntimeError(f"resumed run failed:\n{final.log()}")
     match = RESUMED.search(final.log())
-    _account(report, float(match.group(2)) if match else None, report.clock_at_kill, final.log())
+    _account(report, _epoch(match.group(2)) if match else None, report.clock_at_kill, final.log())
     report.final = json.loads((work / "stopped" / "summary.json").read_text())
     report.reference = _reference(twin_args, work)
     return report
@@ -128,5 +135,5 @@ def stop_halfway(twin_args: list[str], work: Path, speed: float) -> CrashReport:
 
 def _stopped_clock(log: str) -> float | None:
     """The simulated time the stopped twin logged ("stopped at simulated T")."""
-    match = re.search(r"stopped at simulated (\d+)", log)
-    return float(match.group(1)) if match else None
+    match = STOPPED.search(log)
+    return _epoch(match.group(1)) if match else None

@@ -20,12 +20,17 @@ LISTENING = re.compile(r"listening on (\S+:\d+)")
 
 class DaemonProcess:
     def __init__(self, args: list[str]) -> None:
-        cmd = [sys.executable, "-m", "advisor.cli", "run", "--listen", "127.0.0.1:0", *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            self.command(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.lines: list[str] = []
         self.address: str | None = None
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+
+    def command(self, args: list[str]) -> list[str]:
+        """The daemon's command line (a wrapper such as ``ip netns exec`` extends it)."""
+        return [sys.executable, "-m", "advisor.cli", "run", "--listen", "127.0.0.1:0", *args]
 
     def _read(self) -> None:
         assert self.proc.stderr is not None

@@ -12,6 +12,7 @@ from typing import Any
 from apscheduler.triggers.cron import CronTrigger
 
 from advisor.daemon.config import DaemonConfig
+from advisor.daemon.logs import iso
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.daemon.signals import Control
@@ -69,7 +70,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     resume_at = twin.resume_at
     lifetime = config.publish["advice_lifetime"]
     if resume_at is not None:
-        log.info("re-simulating the pool up to the snapshot's time %.0f", resume_at)
+        log.info("re-simulating the pool up to the snapshot's time %s", iso(resume_at))
         bridge.host = shadow_host(make_policy(config, machines, oracle), twin, lifetime, engine.now)
     else:
         bridge.host = daemon.host
@@ -93,7 +94,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
         bridge.host = daemon.host
         resume_at = None
         pace.restart(t)
-        log.info("pool re-simulated to %.0f; the restored policy takes over", t)
+        log.info("pool re-simulated to %s; the restored policy takes over", iso(t))
 
     def on_advance(t: float) -> None:
         if resume_at is not None and t >= resume_at:
@@ -127,7 +128,7 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
         now = engine.now()
         daemon.host.observe(now)
         path = daemon.snapshot(now)
-        log.info("stopped at simulated %.0f; %s saved; run again to resume", now, path.name)
+        log.info("stopped at simulated %s; %s saved; run again to resume", iso(now), path.name)
         daemon.stop_endpoint()
         return TwinOutcome(False, now, None, daemon)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu

@@ -78,13 +78,17 @@ def test_hook_prints_nothing_from_an_endpoint_that_sets_other_attributes() -> No
         httpd.shutdown()
 
 
-def test_hook_is_silent_and_quick_when_the_advisor_is_unreachable() -> None:
+def test_hook_prints_nothing_says_why_and_is_quick_when_the_advisor_is_unreachable() -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     began = time.monotonic()
-    out = run_hook(f"http://127.0.0.1:{port}", "pc1.example.org", "1")
-    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    url = f"http://127.0.0.1:{port}"
+    out = run_hook(url, "pc1.example.org", "1")
+    # exit 1 and one line: the startd logs it (STARTD_CRON_LOG_NON_ZERO_EXIT in deploy/)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr.startswith(f"htcondor-advisor-hook: no advice from {url}: ")
+    assert out.stderr.count("\n") == 1
     assert run_hook("not a url", "pc1").stdout == ""
     assert run_hook().stdout == ""
     assert time.monotonic() - began < 20

@@ -371,8 +371,18 @@ def run_hook(
         timeout=30,
         env=env,
     )
-    assert (out.returncode, out.stderr) == (0, "")
+    assert_reported(out)
     return out
+
+
+def assert_reported(out: subprocess.CompletedProcess[str]) -> None:
+    """Printed advice (or nothing, for a machine without advice) exits 0 silently; no usable
+    answer exits 1 with exactly one line on stderr (what the startd logs) and nothing printed."""
+    if out.returncode == 0:
+        assert out.stderr == ""
+    else:
+        assert out.returncode == 1 and out.stdout == ""
+        assert out.stderr.startswith("htcondor-advisor-hook: ") and out.stderr.count("\n") == 1
 
 
 def test_a_good_answer_is_printed_unchanged() -> None:
@@ -513,11 +523,13 @@ def test_hostile_bodies_over_http_are_printed_whole_or_not_at_all() -> None:
     @given(body=hostile_bodies())
     def prints_whole_or_nothing(body: bytes) -> None:
         serving[0] = body
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
+        printed, said = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(said):
             before = time.time()
-            assert hook.main(["hook", server.url, "pc1.example.org", "5"]) == 0
+            status = hook.main(["hook", server.url, "pc1.example.org", "5"])
             after = time.time()
+        assert status == (1 if body and not printed.getvalue() else 0)
+        assert said.getvalue().count("\n") == status  # one line for each answer not taken
         if printed.getvalue():
             assert printed.getvalue().encode() == body
             assert_trusted(printed.getvalue().splitlines(), before, after)

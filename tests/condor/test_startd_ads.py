@@ -103,3 +103,26 @@ def test_tracker_state_survives_a_restart(shared_data: Path) -> None:
     assert second.update(group_by_machine(ads), now=0.0) == [
         OwnerSessionEnded(1417808369 + 0.0, "ingwe.cs.wisc.edu")
     ]
+
+
+def test_a_partitionable_slot_is_offered_with_what_its_dynamic_slots_left(
+    shared_data: Path,
+) -> None:
+    # ingwe: 8 cores, four one-core dynamic slots Claimed, the partitionable slot Unclaimed with
+    # 4 cores and 15428 MB left (HTCondor 25's default layout)
+    ads = _ads(shared_data, "StatusAds/partionable8core")
+    tracker = MachineTracker(active_idle_s=0)
+    machines = group_by_machine(ads)
+    tracker.update(machines, now=0.0)
+    (view,) = tracker.views(machines)
+    assert (view.name, view.state, view.free_cores, view.free_memory_mb) == (
+        "ingwe.cs.wisc.edu",
+        "idle",
+        4,
+        15428,
+    )
+    # carved to the last core, it is no candidate (it stays Unclaimed, with nothing left)
+    full = [dict(ad, Cpus=0, Memory=0) if ad.get("PartitionableSlot") else ad for ad in ads]
+    machines = group_by_machine(full)
+    tracker.update(machines, now=0.0)
+    assert tracker.views(machines) == []

@@ -1,0 +1,225 @@
+"""On a real pool of three hosts (``pool/hosts.py``): a central manager running the advisor and two
+execute points of one two-core partitionable slot each, in their own network namespaces, all
+configured from ``deploy/`` and ``examples/advisor.yaml`` as shipped plus one local override.
+
+Advice crosses the network to the execute points' hooks, only they may read it, and nobody but
+the central manager reads ``/explain``; jobs go where the advice ranks highest, two share one
+partitionable slot, a held machine starts nothing, the owner's return evicts both and the daemon
+sees both evictions as the owner's; once the daemon stops, its advice expires and the pool runs
+as without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import require
+
+from advisor.daemon.config import merge
+from advisor.lab.daemon_process import DaemonProcess
+from integration.conftest import TEST_POLICIES, wait_for
+from integration.pool import network
+from integration.pool.hosts import ADDRESSES, ADVISOR_PORT, CM, COLLECTOR, HostsPool
+from integration.pool.pool import DEFAULT_CHROOT, DOMAIN, PROJECT, build_chroot
+from integration.test_real_pool_events import job, policy_ended
+
+pytestmark = pytest.mark.hosts
+
+EP1, EP2 = f"ep1.{DOMAIN}", f"ep2.{DOMAIN}"
+ADVISOR = f"http://{ADDRESSES[CM]}:{ADVISOR_PORT}"
+LIFETIME_S = 20
+
+
+class HostedDaemon(DaemonProcess):
+    """``htcondor-advisor run`` on the central manager: in its namespace, on the listen address
+    of its configuration (the shipped ``0.0.0.0:9681``)."""
+
+    def command(self, args: list[str]) -> list[str]:
+        return [*network.inside(CM), sys.executable, "-m", "advisor.cli", "run", *args]
+
+
+def local_override(state: Path, options: dict[str, str]) -> dict[str, Any]:
+    """What an administrator writes over ``examples/advisor.yaml`` for this pool (its collector,
+    schedd and execute points), plus a test's patience (short intervals and lifetime)."""
+    return {
+        "pool": {
+            "collector": ADDRESSES[CM],  # a bare host: the collector's port 9618
+            "schedds": [f"{CM}.{DOMAIN}"],
+            "token_file": None,  # no merge: what the execute points get came through the hook
+            "active_idle_s": 0,
+        },
+        "policy": {"name": "fixed-advice", "options": options},
+        "publish": {
+            "allow": [ADDRESSES["ep1"], ADDRESSES["ep2"]],
+            "advice_lifetime": f"{LIFETIME_S}s",
+            "interval": "2s",
+            "stale_after": "6s",
+        },
+        "learning": {"observe_interval": "2s"},
+        "state": {"directory": str(state), "snapshot_interval": "2s"},
+    }
+
+
+@pytest.fixture(scope="module")
+def hosts_pool() -> Iterator[HostsPool]:
+    require(os.geteuid() == 0, "the multi-host pool needs root (namespaces, chroot, mounts)")
+    pool = HostsPool(build_chroot(DEFAULT_CHROOT))
+    pool.stop()  # leftovers of an interrupted run
+    pool.start()
+    try:
+        wait_for(lambda: len(slot_ads(["Name"])) == 2, 90, "two execute points")
+        yield pool
+    finally:
+        pool.stop()
+    assert pool.mounted() == [], "mounts left behind in the chroot"
+
+
+@pytest.fixture
+def start_advisor(
+    hosts_pool: HostsPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
+    monkeypatch.setenv("PYTHONPATH", str(TEST_POLICIES))
+    started: list[HostedDaemon] = []
+
+    def start(options: dict[str, str]) -> HostedDaemon:
+        shipped = yaml.safe_load((PROJECT / "examples/advisor.yaml").read_text())
+        path = tmp_path / "advisor.yaml"
+        path.write_text(yaml.safe_dump(merge(shipped, local_override(tmp_path / "state", options))))
+        daemon = HostedDaemon(["--config", str(path)])
+        started.append(daemon)
+        daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
+        return daemon
+
+    yield start
+    for daemon in started:
+        if daemon.proc.poll() is None:
+            daemon.proc.send_signal(signal.SIGTERM)
+            daemon.finish(30)
+    hosts_pool.run(CM, "condor_rm", "-all", check=False)
+    for name in hosts_pool.names:
+        hosts_pool.set_owner_schedule(name, [])
+
+
+def slot_ads(projection: list[str]) -> list[Any]:
+    """The collector's startd ads (partitionable and dynamic slots), read across the bridge."""
+    import htcondor2
+
+    try:
+        ads = htcondor2.Collector(COLLECTOR).query(
+            htcondor2.AdTypes.Startd, projection=["Name", "Machine", *projection]
+        )
+    except Exception:  # still starting
+        return []
+    return list(ads)
+
+
+def running_on(pool: HostsPool) -> dict[str, str]:
+    """Running jobs by id -> machine, from the central manager's schedd."""
+    out = pool.run(CM, "condor_q", "-allusers", "-run", "-af", "ClusterId", "ProcId", "RemoteHost")
+    jobs = {}
+    for line in out.splitlines():
+        cluster, proc, host = line.split()
+        if host != "undefined":
+            jobs[f"{cluster}.{proc}"] = host.split("@")[-1]
+    return jobs
+
+
+def http_get(prefix: list[str], python: str, url: str) -> tuple[int, str]:
+    """Status and body of a GET of ``url`` by ``python`` run under ``prefix`` (a host)."""
+    script = (
+        "import sys, urllib.request, urllib.error\n"
+        "try:\n"
+        "    r = urllib.request.urlopen(sys.argv[1], timeout=10)\n"
+        "    print(r.status); print(r.read().decode(), end='')\n"
+        "except urllib.error.HTTPError as e:\n"
+        "    print(e.code); print(e.read().decode(), end='')\n"
+    )
+    out = subprocess.run(
+        [*prefix, python, "-c", script, url], capture_output=True, text=True, timeout=30
+    )
+    status, _, body = out.stdout.partition("\n")
+    assert status.isdigit(), out.stderr
+    return int(status), body
+
+
+def hook_published(ranks: dict[str, float]) -> bool:
+    by_machine = {ad["Machine"]: ad for ad in slot_ads(["AdvisorRank", "AdvisorPolicy"])}
+    return all(
+        by_machine.get(m, {}).get("AdvisorRank") == r
+        and by_machine[m].get("AdvisorPolicy") == "fixed-advice/1"
+        for m, r in ranks.items()
+    )
+
+
+def test_advice_crosses_the_network_to_the_hooks_and_only_to_them(
+    hosts_pool: HostsPool, start_advisor: Any
+) -> None:
+    # before the advisor runs, each hook says in its startd's log why it has no advice
+    line = f"htcondor-advisor-hook: no advice from {ADVISOR}: "
+    for ep in hosts_pool.names:
+        wait_for(lambda ep=ep: line in hosts_pool.log(ep, "StartLog"), 30, f"{ep}'s log line")
+    start_advisor({"ranks": f"{EP1}=9,{EP2}=1"})
+    # no token and no merge: the ranks in the collector came through each execute point's hook
+    wait_for(lambda: hook_published({EP1: 9.0, EP2: 1.0}), 60, "both hooks' advice")
+    ep1 = hosts_pool.command("ep1", [])
+    status, body = http_get(ep1, "python3", f"{ADVISOR}/advice/{EP1}")
+    assert status == 200 and "AdvisorRank = 9.0" in body
+    for private in (f"/explain/{EP1}", "/advice", "/metrics"):
+        assert http_get(ep1, "python3", ADVISOR + private)[0] == 403, private
+    # a host of the network that is no execute point gets nothing, its hook says why
+    outside = network.OUTSIDE
+    status, body = http_get([], sys.executable, f"{ADVISOR}/advice/{EP1}")
+    assert (status, body) == (403, f"forbidden: {outside} is not in publish.allow\n")
+    hook = PROJECT / "deploy/hook/htcondor-advisor-hook"
+    out = subprocess.run(
+        [sys.executable, str(hook), ADVISOR, EP1, "5"], capture_output=True, text=True
+    )
+    assert (out.returncode, out.stdout) == (1, "") and "no advice" in out.stderr
+    # the central manager itself (loopback, publish.admin's default) reads why
+    cm = network.inside(CM)
+    status, body = http_get(cm, sys.executable, f"http://127.0.0.1:{ADVISOR_PORT}/explain/{EP1}")
+    assert status == 200 and json.loads(body)["machine"] == EP1
+
+
+def test_jobs_follow_the_advice_share_a_slot_and_leave_together_with_the_owner(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    daemon = start_advisor({"ranks": f"{EP1}=9,{EP2}=1", "hold": EP2})
+    wait_for(lambda: hook_published({EP1: 9.0, EP2: 1.0}), 60, "both hooks' advice")
+    hosts_pool.submit(job(600, 3, "request_cpus = 1"))
+    # two one-core jobs at once on ep1's two-core partitionable slot, the highest ranked
+    two = wait_for(lambda: len(jobs := running_on(hosts_pool)) == 2 and jobs, 60, "two jobs")
+    assert sorted(two.values()) == [EP1, EP1]
+
+    def dynamic_slots() -> list[str]:
+        return sorted(ad["Machine"] for ad in slot_ads(["DynamicSlot"]) if ad.get("DynamicSlot"))
+
+    assert wait_for(lambda: len(found := dynamic_slots()) == 2 and found, 15, "two dynamic slots")
+    assert dynamic_slots() == [EP1, EP1]
+    time.sleep(8)  # several negotiation cycles: the third job waits, ep2 is held
+    assert running_on(hosts_pool) == two
+    # the owner comes back to ep1: both jobs are evicted, and the daemon sees both as the owner's
+    login = time.time()
+    hosts_pool.set_owner_schedule("ep1", [(login, login + 3600)])
+    wait_for(lambda: not running_on(hosts_pool), 30, "both jobs evicted")
+    state = tmp_path / "state"
+    expected = sorted([job_id, EP1, "evicted-owner"] for job_id in two)
+    wait_for(lambda: policy_ended(state, two) == expected, 30, "the two owner evictions")
+    # the daemon stops: its advice expires and the jobs run on ep2, as without the advisor
+    daemon.proc.send_signal(signal.SIGTERM)
+    assert daemon.finish(30) == 0
+    placed = wait_for(lambda: running_on(hosts_pool), LIFETIME_S + 60, "jobs on ep2")
+    assert set(placed.values()) == {EP2}
+    (held,) = [ad for ad in slot_ads(["AdvisorExpires"]) if ad["Name"] == f"slot1@{EP2}"]
+    out = hosts_pool.run(CM, "condor_q", "-allusers", "-run", "-af", "JobCurrentStartDate")
+    assert all(int(t) >= int(held["AdvisorExpires"]) for t in out.split())  # not before expiry

@@ -292,3 +292,14 @@ def test_a_directory_or_relative_path_is_named_with_its_option(
     assert _error_line(capsys).endswith(
         f"--machines: is a directory: {tmp_path}; name a file inside it"
     )
+
+
+def test_utility_lcg_refuses_a_job_count_that_leaves_nothing_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # the last 500 jobs drain the queue and are not counted: 500 jobs once raised IndexError
+    with pytest.raises(SystemExit) as stop:
+        main(["experiment", "utility-lcg", "--jobs", "500", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--jobs: 500 leaves no job counted" in err and "Traceback" not in err

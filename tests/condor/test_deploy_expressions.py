@@ -15,7 +15,7 @@ from tracekit import Recorder, trace
 
 from advisor.condor.attributes import advice_attributes
 from condor.fixtures import STATUS_ADS, machine_ads
-from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
 from plugins.contract.events import AttemptStarted
 from plugins.contract.policy import PolicyContext, PoolView
 from simulator.campus.replay import machine_infos, replay
@@ -44,7 +44,8 @@ def deploy_macros() -> dict[str, str]:
     """``NAME = value`` of the shipped fragments, in file order, with HTCondor's rule that a
     self-reference is the earlier value; other macros are expanded when looked up."""
     macros = dict(SITE_DEFAULTS)
-    for part in ("common/40-htcondor-advisor-expressions.conf", "central-manager", "execute-point"):
+    parts = ("common/40-htcondor-advisor-expressions.conf", "central-manager", "execute-point")
+    for part in (*parts, "power/10-advisor-hibernate.config"):
         path = PROJECT_ROOT / "deploy" / part
         for conf in sorted(path.glob("*.conf")) if path.is_dir() else [path]:
             for line in conf.read_text().splitlines():
@@ -220,3 +221,35 @@ def test_job_rank_example_is_the_shipped_rank() -> None:
     text = (PROJECT_ROOT / "deploy/jobs/advisor-rank.sub").read_text()
     line = next(x for x in text.splitlines() if x.startswith("rank "))
     assert line.split("=", 1)[1].strip() == expand("ADVISOR_RANK", deploy_macros())
+
+
+def hibernate(slots: list[Any], advice: MachineAdvice | None) -> list[str]:
+    """The shipped HIBERNATE of each slot of one machine, its advice merged into every slot's
+    ad (the hook's attributes go to all slots, partitionable and dynamic)."""
+    import classad2
+
+    expression = classad2.ExprTree(expand("HIBERNATE", deploy_macros()))
+    states = []
+    for slot in slots:
+        ad = classad2.ClassAd(dict(slot))
+        if advice is not None:
+            expires = advice.expires if advice.expires is not None else NOW + 600
+            for key, value in advice_attributes(advice, NOW - 10, expires, "t/1").items():
+                ad[key] = value
+        states.append(expression.eval(ad))
+    return states
+
+
+def test_a_partitionable_machine_sleeps_on_reserve_off_only_once_no_dynamic_slot_is_left(
+    shared_data: Path,
+) -> None:
+    # ingwe: its partitionable slot Unclaimed, four dynamic slots Claimed by jobs. The startd
+    # hibernates only when every slot's HIBERNATE names the same state other than "NONE".
+    slots = [dict(ad) for ad in machine_ads(shared_data, "StatusAds/partionable8core")]
+    off = A(0.0, power=PowerAdvice.RESERVE_OFF)
+    assert hibernate(slots, off) == ["RAM", "NONE", "NONE", "NONE", "NONE"]  # jobs keep it up
+    assert hibernate(slots[:1], off) == ["RAM"]  # the last job gone: it may sleep
+    assert hibernate(slots[:1], A(0.0)) == ["NONE"]  # "on": never
+    assert hibernate(slots[:1], None) == ["NONE"]  # no advice: the site's rule ("NONE")
+    stale = A(0.0, power=PowerAdvice.RESERVE_OFF, expires=NOW - 1)
+    assert hibernate(slots[:1], stale) == ["NONE"]  # expired advice: the site's rule

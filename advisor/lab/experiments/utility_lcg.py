@@ -23,6 +23,7 @@ from advisor.lab.experiments.utility_report import (
 from advisor.lab.parallel import run_parallel
 from simulator.grid_queue.lcg import DEFAULT_SITE, lcg_workload
 from simulator.grid_queue.trial import Trial, run_trial
+from simulator.grid_queue.workload import DRAIN_JOBS
 
 NAME = "utility-lcg"
 HELP = "paper 002 Table III and figures 6-7: fifo, edf, utility-sarsa on an LCG 2005 site"
@@ -35,10 +36,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="out/utility-lcg", help="directory for CSV and PNG")
     parser.add_argument("--site", type=int, default=DEFAULT_SITE, help="SWF partition (site)")
     parser.add_argument("--processors", type=int, default=100, help="P (paper: 100)")
-    parser.add_argument("--jobs", type=int, default=6000, help="first jobs of the site")
+    parser.add_argument("--jobs", type=counted_jobs, default=6000, help="first jobs of the site")
     parser.add_argument("--workers", type=int, default=2, help="parallel runs (at most 2 here)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="utility-sarsa option, e.g. --set epsilon=0.1")  # fmt: skip
+
+
+def counted_jobs(text: str) -> int:
+    """``--jobs``: more than the last DRAIN_JOBS, which drain the queue and are not counted."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if jobs <= DRAIN_JOBS:
+        raise argparse.ArgumentTypeError(
+            f"{jobs} leaves no job counted (the last {DRAIN_JOBS} drain the queue, paper 002 "
+            f"sec. V-B); give more than {DRAIN_JOBS}"
+        )
+    return jobs
 
 
 def run(args: argparse.Namespace) -> int:

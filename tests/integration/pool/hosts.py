@@ -175,25 +175,8 @@ class HostsPool(ChrootPool):
             )
         return out.stdout
 
-    def submit(self, description: str) -> str:
-        """condor_submit on the central manager as the unprivileged user ``tester``."""
-        path = f"{TEST_DIR}/job-{time.monotonic_ns()}.sub"
-        self.host_path(path).write_text(description)
-        deadline = time.monotonic() + 30
-        while True:  # the schedd writes its address file a little after advertising itself
-            try:
-                cmd = f"cd {TEST_DIR} && condor_submit {path}"
-                return self.run(CM, "sh", "-c", cmd, user="tester")
-            except RuntimeError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(1)
-
-    def token(self, identity: str, *authz: str) -> str:
-        args = ["condor_token_create", "-identity", f"{identity}@{DOMAIN}"]
-        for a in authz:
-            args += ["-authz", a]
-        return self.run(CM, *args).strip()
+    def on_central_manager(self, *argv: str, user: str | None = None) -> str:
+        return self.run(CM, *argv, user=user)
 
     def log(self, host: str, name: str) -> str:
         path = self.host_path(f"/var/lib/advisor-hosts/{host}/log/{name}")

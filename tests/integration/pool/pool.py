@@ -159,11 +159,15 @@ class ChrootPool:
         tmp.write_text("".join(f"{int(a)} {int(b)}\n" for a, b in sessions))
         tmp.replace(path)
 
+    def on_central_manager(self, *argv: str, user: str | None = None) -> str:
+        """A command where the collector and schedd run (here: the one host)."""
+        return self.run(*argv, user=user)
+
     def token(self, identity: str, *authz: str) -> str:
         args = ["condor_token_create", "-identity", f"{identity}@{DOMAIN}"]
         for a in authz:
             args += ["-authz", a]
-        return self.run(*args).strip()
+        return self.on_central_manager(*args).strip()
 
     def submit(self, description: str) -> str:
         """condor_submit as the unprivileged user ``tester``; returns its output."""
@@ -172,7 +176,8 @@ class ChrootPool:
         deadline = time.monotonic() + 30
         while True:  # the schedd writes its address file a little after advertising itself
             try:
-                return self.run("sh", "-c", f"cd {TEST_DIR} && condor_submit {path}", user="tester")
+                cmd = f"cd {TEST_DIR} && condor_submit {path}"
+                return self.on_central_manager("sh", "-c", cmd, user="tester")
             except RuntimeError:
                 if time.monotonic() > deadline:
                     raise

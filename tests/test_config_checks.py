@@ -25,7 +25,8 @@ import yaml
 from advisor.cli import main
 from advisor.condor.factory import read_token
 from advisor.daemon.config import check_config, load_config
-from advisor.daemon.explain import format_explanation
+from advisor.daemon.explain import explain_machine
+from advisor.daemon.explain_text import format_explanation
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.daemon.service_user import unreadable
@@ -371,18 +372,18 @@ def test_run_once_fails_fast_when_the_pool_does_not_answer(tmp_path: Path) -> No
 
 
 def test_explanations_show_times_in_iso_8601() -> None:
-    advice = {"rank": 1.0, "hold": False, "power": "on", "expires": 1795581540.0}
+    advice = {
+        "rank": 1.0,
+        "rank_by_prior_hours": None,
+        "hold": False,
+        "predicted_idle_s": None,
+        "power": "on",
+        "updated": 1795581000.0,
+        "expires": 1795581540.0,
+        "policy": "random/1",
+    }
     event = {"kind": "OwnerSessionStarted", "time": 1795581480.2, "machine": "m"}
-    text = format_explanation(
-        {
-            "machine": "m",
-            "policy": "random/1",
-            "advice": advice,
-            "predicted_idle_s": None,
-            "policy_values": [],
-            "owner_sessions": [event],
-            "job_attempts": [],
-        }
-    )
-    assert "expires 2026-11-25T04:39:00Z" in text
-    assert "  2026-11-25T04:38:00Z OwnerSessionStarted" in text
+    state = {"policy": {"label": "random/1", "state": {}}, "recent": {"m": [event]}}
+    text = format_explanation(explain_machine("m", state, advice, 1795581500.0, {}))
+    assert "AdvisorExpires  2026-11-25T04:39:00Z (in 40 s)" in text
+    assert "  2026-11-25T04:38:00Z to now  20 s so far" in text

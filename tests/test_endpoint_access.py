@@ -252,7 +252,7 @@ def test_the_daemon_serves_its_lists_and_a_reload_replaces_them(tmp_path: Path) 
         assert fetch(port, "/explain/pc1")[0] == 403
         assert fetch(port, "/healthz")[0] == 200
         assert daemon.reload(write_config(path, {"listen": "127.0.0.1:0"}), {}, None)
-        assert fetch(port, "/explain/pc1")[0] == 200  # back to the loopback default
+        assert fetch(port, "/explain/pc1")[0] == 404  # admitted again (loopback): no pc1 here
     finally:
         daemon.stop_endpoint()
 

@@ -2,7 +2,8 @@
 
 ``GET /advice/MACHINE``  ``Attr = value`` lines for a STARTD_CRON hook (empty: no advice)
 ``GET /advice``          all live advice as JSON
-``GET /explain/MACHINE`` why the machine has its advice (JSON)
+``GET /explain/MACHINE`` why the machine has its advice (JSON); 404 with the known machines
+                         when the daemon never saw it
 ``GET /healthz``         liveness and the daemon's clock (JSON)
 ``GET /metrics``         Prometheus exposition
 Peers in ``publish.admin`` read every path, peers in ``publish.allow`` only ``/advice/MACHINE``
@@ -23,6 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from advisor.daemon.access import Access
 from advisor.daemon.board import AdviceBoard, as_json, hook_lines
+from advisor.daemon.explain import UnknownMachine
 from advisor.daemon.metrics import DaemonMetrics
 
 TEXT = "text/plain; charset=utf-8"
@@ -31,7 +33,8 @@ TEXT = "text/plain; charset=utf-8"
 class Endpoint:
     """What the handler reads; every callable is safe to call from the server's threads.
 
-    ``access`` may be replaced while serving (a reload): each answer reads it once."""
+    ``access`` may be replaced while serving (a reload): each answer reads it once. ``explain``
+    raises ``UnknownMachine`` for a machine the daemon never saw."""
 
     def __init__(
         self,
@@ -67,7 +70,10 @@ class Endpoint:
             live = {m: as_json(p) for m, p in sorted(self.board.live(now).items())}
             return _json({"now": now, "machines": live})
         if path.startswith("/explain/"):
-            return _json(self.explain(unquote(path[len("/explain/") :])))
+            try:
+                return _json(self.explain(unquote(path[len("/explain/") :])))
+            except UnknownMachine as unknown:
+                return _json(unknown.as_json(), 404)
         if path == "/healthz":
             return _json(self.health())
         if path == "/metrics" and self.metrics_enabled:
@@ -75,5 +81,5 @@ class Endpoint:
         return 404, TEXT, b"not found\n"
 
 
-def _json(data: dict[str, Any]) -> tuple[int, str, bytes]:
-    return 200, "application/json", (json.dumps(data, indent=1) + "\n").encode()
+def _json(data: dict[str, Any], status: int = 200) -> tuple[int, str, bytes]:
+    return status, "application/json", (json.dumps(data, indent=1) + "\n").encode()

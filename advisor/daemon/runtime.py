@@ -15,7 +15,7 @@ from advisor.daemon.access import Access, exposure_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
 from advisor.daemon.config_file import one_line
-from advisor.daemon.explain import explain_machine
+from advisor.daemon.explain import UnknownMachine, explain_machine
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.host import PolicyHost
 from advisor.daemon.http_endpoint import Endpoint
@@ -154,6 +154,7 @@ class Daemon:
     def snapshot(self, now: float) -> Path:
         state = self.host.snapshot()
         state["advice"] = {m: as_json(p) for m, p in self.board.live(now).items()}
+        state["policy"]["options"] = self.config.policy["options"]  # explain rebuilds the policy
         path = self.store.save(state, now)
         self.metrics.last_snapshot = now
         log.debug("snapshot %s at %s", path.name, iso(now))
@@ -205,10 +206,16 @@ class Daemon:
         }
 
     def explain(self, machine: str) -> dict[str, Any]:
+        """Why ``machine`` has its advice; ``UnknownMachine`` when the pool never showed it."""
         now = self.clock()
+        host = self.host
+        with host.lock:
+            if machine not in host.machines:
+                raise UnknownMachine(machine, host.machines, "the daemon's view")
+            said, state = host.policy.explain(machine), host.snapshot()
         posted = self.board.get(machine, now)
         advice = None if posted is None else as_json(posted)
-        return explain_machine(machine, self.host.snapshot(), advice, now)
+        return explain_machine(machine, state, advice, now, said)
 
     # -- reload ------------------------------------------------------------------------------
     def reload(

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from plugins.bandits.actions import ActionMap
 from plugins.bandits.agent import BanditAgent, Positions
 from plugins.bandits.decision import FEW_ACTIONS, QUEUE, Draw, draw, ranks
+from plugins.bandits.explain import explain_bandit
 from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.jobs import JobMemory
 from plugins.bandits.options import BANDIT_OPTIONS
@@ -228,6 +229,9 @@ class PlacementBandit(Policy):
         if not drawn.runs:
             self.jobs.queue_decision(k, now, state)
         return drawn
+
+    def explain(self, machine: str) -> dict[str, Any]:
+        return explain_bandit(self, machine)
 
     # -- state -------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -160,6 +160,12 @@ class Policy(ABC):
         assignment at the end, so advice keeps flowing meanwhile.
         """
 
+    def explain(self, machine: str) -> dict[str, Any]:
+        """What the advice for ``machine`` rests on beyond the state filed under its name (which
+        ``explain`` finds itself): e.g. the values of the cluster a policy decides for. JSON-
+        compatible, under labels saying whose values they are; shown as given. Default: none."""
+        return {}
+
     def state_dict(self) -> dict[str, Any]:
         """Everything learned, as JSON-compatible data."""
         return {}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
+from advisor.condor.job_sink import ScheddJobSink
 from advisor.condor.journal import Journal
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.merge_sink import MergeStartdSink
@@ -116,4 +117,29 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
                 lifetime_s=float(config.get("advice_lifetime_s", 3600.0)),
             )
         )
+    if config.get("edit_jobs"):
+        sinks.append(job_sink(htcondor2, collector, config, token_file))
     return source, sinks
+
+
+def job_sink(
+    htcondor2: Any, collector: Any, config: Mapping[str, Any], token_file: str | None
+) -> ScheddJobSink:
+    """The ``JobPrio`` sink. Schedd connections cannot be given a token the way the collector's
+    can, so the token's own directory becomes the process's ``SEC_TOKEN_DIRECTORY`` (the
+    advisor's ``tokens.d`` of deploy/TOKENS.md: its tokens only)."""
+    if token_file:
+        htcondor2.param["SEC_TOKEN_DIRECTORY"] = str(Path(token_file).parent)
+    names = config.get("schedds") or []
+
+    def schedds() -> list[Any]:
+        located = names or [str(ad["Name"]) for ad in collector.query(
+            htcondor2.AdTypes.Schedd, projection=["Name"])]  # fmt: skip
+        return [
+            htcondor2.Schedd(collector.locate(htcondor2.DaemonTypes.Schedd, name))
+            for name in located
+        ]
+
+    return ScheddJobSink(
+        schedds, tuple(config.get("edit_owners") or ()), int(config.get("max_job_edits", 100))
+    )

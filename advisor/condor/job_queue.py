@@ -26,11 +26,21 @@ QUEUE_PROJECTION = (
     "RemoteHost",
     "JobCurrentStartDate",
     "EnteredCurrentStatus",
+    "AllowedExecuteDuration",
 )
 QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2"
 IDLE, RUNNING = 1, 2
 STALE_S = 86400.0
 """A reported start whose job left the queue without an epoch ad is forgotten after a day."""
+
+
+def limit(ad: Mapping[str, Any]) -> float | None:
+    """The job's runtime bound, ``allowed_execute_duration`` in its submit file (the schedd
+    holds a job that runs longer): the estimate a live pool gives queue-ordering policies."""
+    value = ad.get("AllowedExecuteDuration")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return None
+    return float(value)
 
 
 @dataclass
@@ -74,7 +84,9 @@ class QueueTracker:
                     starts = ad.get("NumJobStarts")
                     prior_n = int(starts) if isinstance(starts, int) else 0
                     owner = str(ad.get("Owner") or "unknown")
-                    events.append(JobQueued(t, jid, owner, prior_n, prior))
+                    events.append(
+                        JobQueued(t, jid, owner, prior_n, prior, expected_runtime_s=limit(ad))
+                    )
             elif status == RUNNING:
                 machine = machine_of(ad.get("RemoteHost"))
                 started = unix_time(ad.get("JobCurrentStartDate"))

@@ -184,15 +184,16 @@ class PolicyHost:
             return advice
 
     def _count_unpublished(self, decided: Advice) -> None:
-        """Job and group advice reach no sink yet (docs/architecture.md section 3): counted, and
-        said once, rather than dropped silently."""
+        """Group advice reaches no sink, job advice only the opt-in schedd sink
+        (``pool.edit_jobs``): counted, and said once, rather than dropped silently."""
+        jobs_sent = any(getattr(sink, "publishes_jobs", False) for sink in self.sinks)
         for kind, entries in (("job", decided.jobs), ("group", decided.groups)):
-            if entries:
+            if entries and not (kind == "job" and jobs_sent):
                 self.metrics.unpublished.labels(kind).inc(len(entries))
                 if kind not in self.unpublished_said:
                     self.unpublished_said.add(kind)
                     log.warning(
-                        "%s gives %s advice, which no sink publishes (replay-only)",
+                        "%s gives %s advice, which no configured sink publishes",
                         self.policy.label,
                         kind,
                     )

@@ -49,7 +49,7 @@ class DaemonMetrics:
         )
         self.unpublished = Counter(
             "advisor_advice_unpublished",
-            "Job and group advice computed but published by no sink (replay-only), by kind",
+            "Job and group advice computed but published by no sink, by kind",
             ["kind"],
             registry=r,
         )

@@ -6,7 +6,8 @@ Advice crosses the network to the execute points' hooks, only they may read it, 
 the central manager reads ``/explain``; jobs go where the advice ranks highest, two share one
 partitionable slot, a held machine starts nothing, the owner's return evicts both and the daemon
 sees both evictions as the owner's; once the daemon stops, its advice expires and the pool runs
-as without it.
+as without it. With ``pool.edit_jobs``, a queue-ordering advice sets ``JobPrio`` and the jobs
+start in that order.
 """
 
 from __future__ import annotations
@@ -91,10 +92,15 @@ def start_advisor(
     monkeypatch.setenv("PYTHONPATH", str(TEST_POLICIES))
     started: list[HostedDaemon] = []
 
-    def start(options: dict[str, str]) -> HostedDaemon:
+    def start(
+        options: dict[str, str], pool: dict[str, Any] | None = None, policy: str = "fixed-advice"
+    ) -> HostedDaemon:
         shipped = yaml.safe_load((PROJECT / "examples/advisor.yaml").read_text())
+        local = local_override(tmp_path / "state", options)
+        local["policy"]["name"] = policy
+        local["pool"].update(pool or {})
         path = tmp_path / "advisor.yaml"
-        path.write_text(yaml.safe_dump(merge(shipped, local_override(tmp_path / "state", options))))
+        path.write_text(yaml.safe_dump(merge(shipped, local)))
         daemon = HostedDaemon(["--config", str(path)])
         started.append(daemon)
         daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
@@ -223,3 +229,74 @@ def test_jobs_follow_the_advice_share_a_slot_and_leave_together_with_the_owner(
     (held,) = [ad for ad in slot_ads(["AdvisorExpires"]) if ad["Name"] == f"slot1@{EP2}"]
     out = hosts_pool.run(CM, "condor_q", "-allusers", "-run", "-af", "JobCurrentStartDate")
     assert all(int(t) >= int(held["AdvisorExpires"]) for t in out.split())  # not before expiry
+
+
+def test_job_advice_sets_jobprio_and_changes_the_start_order(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # both execute points taken by their owners: the jobs queue, oldest first by default
+    now = time.time()
+    for ep in hosts_pool.names:
+        hosts_pool.set_owner_schedule(ep, [(now, now + 3600)])
+
+    def owners_everywhere() -> bool:
+        return all(ad.get("State") == "Owner" for ad in slot_ads(["State"])) or False
+
+    wait_for(owners_everywhere, 30, "both execute points in the Owner state")
+    out = hosts_pool.submit(job(600, 4, "request_cpus = 1"))
+    cluster = out.split("submitted to cluster ")[1].split(".")[0]
+    # the advisor's identity, WRITE for its edits (a queue super user: deploy/access-point)
+    tokens = tmp_path / "tokens.d"
+    tokens.mkdir(mode=0o700)
+    token = tokens / "advisor.token"
+    token.write_text(hosts_pool.token("htcondor-advisor", "READ", "WRITE"))
+    token.chmod(0o600)
+    hosts_pool.run(CM, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}")  # deploy/TOKENS.md
+    start_advisor(
+        {"ranks": f"{EP1}=1,{EP2}=1", "prios": f"{cluster}.3=9,{cluster}.2=8"},
+        {"token_file": str(token), "merge": False, "edit_jobs": True},
+    )
+
+    def job_prios() -> dict[str, int]:
+        rows = hosts_pool.run(CM, "condor_q", "-allusers", "-af", "ProcId", "JobPrio").split("\n")
+        return {f"{cluster}.{p}": int(v) for p, v in (r.split() for r in rows if r.strip())}
+
+    expected = {f"{cluster}.0": 0, f"{cluster}.1": 0, f"{cluster}.2": 8, f"{cluster}.3": 9}
+    wait_for(lambda: job_prios() == expected, 30, "the advised JobPrio in condor_q")
+    # ep1's owner leaves: its two cores take the two jobs the advice put first, not the oldest
+    hosts_pool.set_owner_schedule("ep1", [])
+    started = wait_for(lambda: len(jobs := running_on(hosts_pool)) == 2 and jobs, 60, "two jobs")
+    assert sorted(started) == [f"{cluster}.2", f"{cluster}.3"]
+
+
+def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # four jobs of one cluster, longest bound first: EDF (deadline = arrival + runtime + sigma,
+    # paper 002 eq. 1) puts the two shortest first, which FIFO would start last
+    now = time.time()
+    for ep in hosts_pool.names:
+        hosts_pool.set_owner_schedule(ep, [(now, now + 3600)])
+    wait_for(lambda: all(ad.get("State") == "Owner" for ad in slot_ads(["State"])), 30, "owners")
+    description = job(600, 1, "request_cpus = 1\nallowed_execute_duration = $(bound)")
+    description = description.replace("queue 1", "queue bound in (3000, 2000, 1000, 700)")
+    out = hosts_pool.submit(description)
+    cluster = out.split("submitted to cluster ")[1].split(".")[0]
+    tokens = tmp_path / "tokens.d"
+    tokens.mkdir(mode=0o700)
+    token = tokens / "advisor.token"
+    token.write_text(hosts_pool.token("htcondor-advisor", "READ", "WRITE"))
+    token.chmod(0o600)
+    hosts_pool.run(CM, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}", check=False)
+    start_advisor({}, {"token_file": str(token), "merge": False, "edit_jobs": True}, "edf")
+
+    def job_prios() -> list[str]:
+        rows = hosts_pool.run(CM, "condor_q", "-allusers", "-af", "ProcId", "JobPrio").split("\n")
+        prio = {f"{cluster}.{p}": int(v) for p, v in (r.split() for r in rows if r.strip())}
+        return sorted(prio, key=lambda j: -prio[j]) if len(set(prio.values())) == 4 else []
+
+    shortest_first = [f"{cluster}.{p}" for p in (3, 2, 1, 0)]
+    assert wait_for(job_prios, 60, "EDF's JobPrio in condor_q") == shortest_first
+    hosts_pool.set_owner_schedule("ep1", [])
+    started = wait_for(lambda: len(jobs := running_on(hosts_pool)) == 2 and jobs, 60, "two jobs")
+    assert sorted(started) == [f"{cluster}.2", f"{cluster}.3"]

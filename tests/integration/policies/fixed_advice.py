@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.advice import Advice, JobAdvice, MachineAdvice
 from plugins.contract.events import AttemptEnded, Event
 from plugins.contract.policy import Option, Policy, PolicyContext, PoolView
 
@@ -31,6 +31,7 @@ class FixedAdvice(Policy):
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "ranks": Option({}, parse_ranks, "MACHINE=RANK,... advised on every cycle"),
         "hold": Option(frozenset(), parse_names, "MACHINE,... advised AdvisorHold = true"),
+        "prios": Option({}, parse_ranks, "JOB=PRIO,... advised as JobPrio while queued"),
     }
     WANTS = frozenset({AttemptEnded})
 
@@ -45,7 +46,8 @@ class FixedAdvice(Policy):
     def advise(self, view: PoolView, now: float) -> Advice:
         hold = self.options["hold"]
         return Advice(
-            {m: MachineAdvice(rank=r, hold=m in hold) for m, r in self.options["ranks"].items()}
+            {m: MachineAdvice(rank=r, hold=m in hold) for m, r in self.options["ranks"].items()},
+            jobs={job: JobAdvice(prio=p) for job, p in self.options["prios"].items()},
         )
 
     def state_dict(self) -> dict[str, Any]:

@@ -38,6 +38,7 @@ SHIPPED = {
         "common/40-htcondor-advisor-expressions.conf",
         "central-manager/50-htcondor-advisor.conf",
         "power/20-advisor-rooster.config",
+        "access-point/50-htcondor-advisor.conf",  # the schedd runs here; the advisor edits jobs
     ],
     "ep": [
         "common/40-htcondor-advisor-expressions.conf",

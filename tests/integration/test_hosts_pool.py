@@ -158,6 +158,18 @@ def http_get(prefix: list[str], python: str, url: str) -> tuple[int, str]:
     return int(status), body
 
 
+def editing_token(pool: HostsPool, directory: Path) -> Path:
+    """The advisor's token with WRITE in a private ``tokens.d``, and its user record at the
+    schedd, as deploy/TOKENS.md has an administrator make them for ``pool.edit_jobs``."""
+    tokens = directory / "tokens.d"
+    tokens.mkdir(mode=0o700)
+    token = tokens / "advisor.token"
+    token.write_text(pool.token("htcondor-advisor", "READ", "WRITE"))
+    token.chmod(0o600)
+    pool.run(CM, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}", check=False)  # once
+    return token
+
+
 def hook_published(ranks: dict[str, float]) -> bool:
     by_machine = {ad["Machine"]: ad for ad in slot_ads(["AdvisorRank", "AdvisorPolicy"])}
     return all(
@@ -246,12 +258,7 @@ def test_job_advice_sets_jobprio_and_changes_the_start_order(
     out = hosts_pool.submit(job(600, 4, "request_cpus = 1"))
     cluster = out.split("submitted to cluster ")[1].split(".")[0]
     # the advisor's identity, WRITE for its edits (a queue super user: deploy/access-point)
-    tokens = tmp_path / "tokens.d"
-    tokens.mkdir(mode=0o700)
-    token = tokens / "advisor.token"
-    token.write_text(hosts_pool.token("htcondor-advisor", "READ", "WRITE"))
-    token.chmod(0o600)
-    hosts_pool.run(CM, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}")  # deploy/TOKENS.md
+    token = editing_token(hosts_pool, tmp_path)
     start_advisor(
         {"ranks": f"{EP1}=1,{EP2}=1", "prios": f"{cluster}.3=9,{cluster}.2=8"},
         {"token_file": str(token), "merge": False, "edit_jobs": True},
@@ -282,12 +289,7 @@ def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(
     description = description.replace("queue 1", "queue bound in (3000, 2000, 1000, 700)")
     out = hosts_pool.submit(description)
     cluster = out.split("submitted to cluster ")[1].split(".")[0]
-    tokens = tmp_path / "tokens.d"
-    tokens.mkdir(mode=0o700)
-    token = tokens / "advisor.token"
-    token.write_text(hosts_pool.token("htcondor-advisor", "READ", "WRITE"))
-    token.chmod(0o600)
-    hosts_pool.run(CM, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}", check=False)
+    token = editing_token(hosts_pool, tmp_path)
     start_advisor({}, {"token_file": str(token), "merge": False, "edit_jobs": True}, "edf")
 
     def job_prios() -> list[str]:

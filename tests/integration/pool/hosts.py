@@ -12,11 +12,9 @@ administrator to write.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -189,12 +187,5 @@ class HostsPool(ChrootPool):
         for host in self.started:
             self.run(host, "condor_off", "-fast", "-master", check=False)
         self.started.clear()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self._condor_pids():
-            time.sleep(0.5)
-        for pid in self._condor_pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
+        self._clear()
         network.destroy(ADDRESSES)
-        for mount in self.mounted():
-            subprocess.run(["umount", "-l", str(mount)], check=False)

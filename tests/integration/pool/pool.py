@@ -186,6 +186,10 @@ class ChrootPool:
     def stop(self) -> None:
         """Stop every daemon (fast shutdown, then kill what is left) and remove the mounts."""
         self.run("condor_off", "-fast", "-master", check=False)
+        self._clear()
+
+    def _clear(self) -> None:
+        """Wait up to 30 s for the chroot's processes to end, kill the rest, unmount."""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self._condor_pids():
             time.sleep(0.5)

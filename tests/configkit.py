@@ -1,10 +1,12 @@
 """The shipped example configuration as a test can check it: its token file exists only on a
-deployed central manager, so a copy points ``pool.token_file`` at a token made for the test."""
+deployed central manager, so a copy points ``pool.token_file`` at a token made for the test;
+and a pool source for reload tests."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "advisor.yaml"
 TOKEN_LINE = re.compile(rb"^(\s*token_file:\s*)\S+", re.MULTILINE)
@@ -25,3 +27,16 @@ def example_with_token(directory: Path) -> Path:
     path = directory / "advisor.yaml"
     path.write_bytes(with_token(EXAMPLE.read_bytes(), token))
     return path
+
+
+class Quiet:
+    """A pool source with nothing to say (a configuration reload never polls)."""
+
+    def poll(self, now: float) -> Any:
+        raise AssertionError("not polled")
+
+    def cursor(self) -> dict[str, Any]:
+        return {}
+
+    def restore(self, cursor: Any) -> None:
+        pass

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from configkit import Quiet
 
 from advisor.cli import main
 from advisor.condor.factory import read_token
@@ -217,7 +218,7 @@ def test_a_reload_logs_every_mistake_on_its_one_line(tmp_path: Path) -> None:
     twin = {"pool": {"kind": "sim"}, "state": {"directory": str(tmp_path / "state")}}
     path = write(tmp_path / "a.yaml", twin)
     config = load_config(path)
-    daemon = Daemon(config, make_policy(config, {}), Silent(), [], lambda: 1000.0)
+    daemon = Daemon(config, make_policy(config, {}), Quiet(), [], lambda: 1000.0)
     write(path, {**twin, "publish": {"interval": "soon"}, "state": {"keep": 0}})
     records = Records()
     logging.getLogger("htcondor_advisor").addHandler(records)
@@ -241,19 +242,6 @@ class Records(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
-
-
-class Silent:
-    """A pool source a reload never polls."""
-
-    def poll(self, now: float) -> Any:
-        raise AssertionError("not polled")
-
-    def cursor(self) -> dict[str, Any]:
-        return {}
-
-    def restore(self, cursor: Any) -> None:
-        pass
 
 
 # -- values ---------------------------------------------------------------------------------------

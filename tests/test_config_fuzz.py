@@ -18,7 +18,7 @@ from typing import Any
 from unittest import mock
 
 import yaml
-from configkit import example_with_token
+from configkit import Quiet, example_with_token
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -208,19 +208,6 @@ def test_reload_meets_any_mutation_by_keeping_the_configuration(
     message = errors[0].getMessage()
     assert "\n" not in message and "keeping the running configuration" in message
     assert located(message.split("keeping the running configuration: ", 1)[1], path), message
-
-
-class Quiet:
-    """A pool source with nothing to say (the reload never polls)."""
-
-    def poll(self, now: float) -> Any:
-        raise AssertionError("not polled")
-
-    def cursor(self) -> dict[str, Any]:
-        return {}
-
-    def restore(self, cursor: Any) -> None:
-        pass
 
 
 LOG_LINE = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")

@@ -154,12 +154,21 @@ def start_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonStarter]:
             config[section] = {**config.get(section, {}), **values}
         path = directory / "advisor.yaml"
         path.write_text(yaml.safe_dump(config))
-        daemon = DaemonProcess(["--config", str(path), "--listen", listen])
-        started.append(daemon)
-        daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
-        return daemon
+        return listening(DaemonProcess(["--config", str(path), "--listen", listen]), started)
 
     yield start
+    stop_all(started)
+
+
+def listening(daemon: DaemonProcess, started: list[DaemonProcess]) -> DaemonProcess:
+    """``daemon`` once its endpoint listens, kept in ``started`` for the teardown."""
+    started.append(daemon)
+    daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
+    return daemon
+
+
+def stop_all(started: list[DaemonProcess]) -> None:
+    """SIGTERM every daemon still running, and wait for it (a fixture's teardown)."""
     for daemon in started:
         if daemon.proc.poll() is None:
             daemon.proc.send_signal(signal.SIGTERM)

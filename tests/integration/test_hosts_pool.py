@@ -28,7 +28,7 @@ from conftest import require
 
 from advisor.daemon.config import merge
 from advisor.lab.daemon_process import DaemonProcess
-from integration.conftest import TEST_POLICIES, wait_for
+from integration.conftest import TEST_POLICIES, listening, stop_all, wait_for
 from integration.pool import network
 from integration.pool.hosts import ADDRESSES, ADVISOR_PORT, CM, COLLECTOR, HostsPool
 from integration.pool.pool import DEFAULT_CHROOT, DOMAIN, PROJECT, build_chroot
@@ -101,16 +101,10 @@ def start_advisor(
         local["pool"].update(pool or {})
         path = tmp_path / "advisor.yaml"
         path.write_text(yaml.safe_dump(merge(shipped, local)))
-        daemon = HostedDaemon(["--config", str(path)])
-        started.append(daemon)
-        daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
-        return daemon
+        return listening(HostedDaemon(["--config", str(path)]), started)
 
     yield start
-    for daemon in started:
-        if daemon.proc.poll() is None:
-            daemon.proc.send_signal(signal.SIGTERM)
-            daemon.finish(30)
+    stop_all(started)
     hosts_pool.run(CM, "condor_rm", "-all", check=False)
     for name in hosts_pool.names:
         hosts_pool.set_owner_schedule(name, [])

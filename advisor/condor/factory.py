@@ -118,28 +118,35 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
             )
         )
     if config.get("edit_jobs"):
-        sinks.append(job_sink(htcondor2, collector, config, token_file))
+        sinks.append(job_sink(htcondor2, collector, config, token_file, source))
     return source, sinks
 
 
 def job_sink(
-    htcondor2: Any, collector: Any, config: Mapping[str, Any], token_file: str | None
+    htcondor2: Any,
+    collector: Any,
+    config: Mapping[str, Any],
+    token_file: str | None,
+    source: CondorPoolSource,
 ) -> ScheddJobSink:
-    """The ``JobPrio`` sink. Schedd connections cannot be given a token the way the collector's
-    can, so the token's own directory becomes the process's ``SEC_TOKEN_DIRECTORY`` (the
-    advisor's ``tokens.d`` of deploy/TOKENS.md: its tokens only)."""
+    """The ``JobPrio`` and ``AdvisorPriorHours`` sink. Schedd connections cannot be given a
+    token the way the collector's can, so the token's own directory becomes the process's
+    ``SEC_TOKEN_DIRECTORY`` (the advisor's ``tokens.d`` of deploy/TOKENS.md: its tokens only)."""
     if token_file:
         htcondor2.param["SEC_TOKEN_DIRECTORY"] = str(Path(token_file).parent)
     names = config.get("schedds") or []
 
-    def schedds() -> list[Any]:
+    def schedds() -> list[tuple[str, Any]]:
         located = names or [str(ad["Name"]) for ad in collector.query(
             htcondor2.AdTypes.Schedd, projection=["Name"])]  # fmt: skip
         return [
-            htcondor2.Schedd(collector.locate(htcondor2.DaemonTypes.Schedd, name))
+            (name, htcondor2.Schedd(collector.locate(htcondor2.DaemonTypes.Schedd, name)))
             for name in located
         ]
 
     return ScheddJobSink(
-        schedds, tuple(config.get("edit_owners") or ()), int(config.get("max_job_edits", 100))
+        schedds,
+        source.understated,
+        tuple(config.get("edit_owners") or ()),
+        int(config.get("max_job_edits", 100)),
     )

@@ -2,7 +2,9 @@
 start (``AttemptStarted``), and the idle queue by prior-hours class for the ``PoolView``.
 
 A job's class is its longest earlier attempt in whole hours (paper 000 sec. 4), from the epochs
-seen so far, else ``LastRemoteWallClockTime``.
+seen so far, else ``LastRemoteWallClockTime``. The pool's own expression
+(``ADVISOR_PRIOR_HOURS``) sees only ``AdvisorPriorHours``, else the last attempt: an idle job
+whose class the pool would get wrong is listed in ``understated`` for the schedd sink to edit.
 """
 
 from __future__ import annotations
@@ -27,11 +29,26 @@ QUEUE_PROJECTION = (
     "JobCurrentStartDate",
     "EnteredCurrentStatus",
     "AllowedExecuteDuration",
+    "AdvisorPriorHours",
 )
 QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2"
 IDLE, RUNNING = 1, 2
 STALE_S = 86400.0
 """A reported start whose job left the queue without an epoch ad is forgotten after a day."""
+
+
+def hours_class(seconds: float) -> int:
+    return min(int(seconds // 3600), PRIOR_HOURS_CLASSES - 1)
+
+
+def pool_class(ad: Mapping[str, Any]) -> int:
+    """The class ``ADVISOR_PRIOR_HOURS`` gives the job (deploy/common/40): the advisor's
+    ``AdvisorPriorHours`` if set, else the last attempt's wall time."""
+    published = ad.get("AdvisorPriorHours")
+    if isinstance(published, int | float) and not isinstance(published, bool):
+        return min(max(int(published), 0), PRIOR_HOURS_CLASSES - 1)
+    last = ad.get("LastRemoteWallClockTime")
+    return hours_class(float(last)) if isinstance(last, int | float) and last > 0 else 0
 
 
 def limit(ad: Mapping[str, Any]) -> float | None:
@@ -50,6 +67,8 @@ class QueueTracker:
     idle: set[str] = field(default_factory=set)
     running: dict[str, float] = field(default_factory=dict)
     longest: dict[str, float] = field(default_factory=dict)
+    understated: dict[str, int] = field(default_factory=dict)
+    """Idle jobs whose longest attempt (whole hours) is a class the pool's expression misses."""
 
     def record_attempt(self, jid: str, seconds: float) -> None:
         self.longest[jid] = max(self.longest.get(jid, 0.0), seconds)
@@ -65,6 +84,7 @@ class QueueTracker:
         by_class = [0] * PRIOR_HOURS_CLASSES
         idle_now: set[str] = set()
         queued: set[str] = set()
+        self.understated = {}
         for ad in ads:
             jid = job_id(ad)
             if jid is None:
@@ -74,7 +94,9 @@ class QueueTracker:
             if status == IDLE:
                 idle_now.add(jid)
                 prior = self.prior_s(jid, ad)
-                by_class[min(int(prior // 3600), PRIOR_HOURS_CLASSES - 1)] += 1
+                by_class[hours_class(prior)] += 1
+                if hours_class(prior) != pool_class(ad):
+                    self.understated[jid] = int(prior // 3600)
                 if jid not in self.idle:
                     t = (
                         unix_time(ad.get("EnteredCurrentStatus"))

@@ -1,4 +1,5 @@
-"""Opt-in schedd sink (``pool.edit_jobs``): per-job advice as the ``JobPrio`` of idle jobs.
+"""Opt-in schedd sink (``pool.edit_jobs``): per-job advice as the ``JobPrio`` of idle jobs, and
+each idle job's prior-hours class as ``AdvisorPriorHours``.
 
 The negotiator offers a submitter's idle jobs in ``JobPrio`` order (higher first), so a policy
 that orders the queue (``fifo``, ``edf``, ``utility-sarsa``: ``JobAdvice.prio``) acts on a live
@@ -9,11 +10,17 @@ queue log. The advisor's identity must be allowed to edit other users' jobs (a q
 ``deploy/access-point``). An edit the schedd refuses raises, and the daemon counts and logs it;
 jobs not edited are sent again the next cycle. Job ids are ``cluster.proc``: with several
 schedds, a job id advised is edited on each schedd where it is idle.
+
+``AdvisorPriorHours`` is the pool's fact, not a policy's: the job's longest earlier attempt in
+whole hours, which the daemon knows from the epoch history while the job ad keeps only the last
+attempt (``LastRemoteWallClockTime``). It is set only where the two classes differ, within the
+same edit budget, so rank-by-class advice (``AdvisorRankByPriorHours``) reads the class the
+policy was shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +36,32 @@ def idle_jobs_constraint(jobs: Sequence[str], owners: Sequence[str]) -> str:
     return constraint
 
 
+def edit_idle(
+    schedd: Any, jobs: Sequence[str], owners: Sequence[str], attr: str, value: int
+) -> None:
+    """Set ``attr`` of those of ``jobs`` still idle (an edit that matches nothing is an error
+    to the schedd, so they are looked up first)."""
+    idle = schedd.query(idle_jobs_constraint(jobs, owners), ["ClusterId", "ProcId"])
+    if idle:
+        schedd.edit([f"{ad['ClusterId']}.{ad['ProcId']}" for ad in idle], attr, str(value))
+
+
+def by_value(pairs: Sequence[tuple[str, int]]) -> dict[int, list[str]]:
+    """Jobs grouped by the value they get: one edit per value."""
+    grouped: dict[int, list[str]] = {}
+    for job, value in pairs:
+        grouped.setdefault(value, []).append(job)
+    return dict(sorted(grouped.items()))
+
+
 @dataclass
 class ScheddJobSink:
-    """``schedds`` gives the schedd handles of this cycle (located anew: schedds restart)."""
+    """``schedds`` gives the (name, handle) of each schedd this cycle (located anew: schedds
+    restart); ``understated`` the source's idle jobs per schedd whose prior-hours class the
+    pool's expression misses (``QueueTracker.understated``)."""
 
-    schedds: Callable[[], list[Any]]
+    schedds: Callable[[], list[tuple[str, Any]]]
+    understated: Callable[[], Mapping[str, Mapping[str, int]]] = dict
     owners: tuple[str, ...] = ()
     max_edits: int = 100
     name: str = "schedd-jobprio"
@@ -46,16 +74,15 @@ class ScheddJobSink:
         self.sent = {job: p for job, p in self.sent.items() if job in wanted}
         changed = [(job, p) for job, p in wanted.items() if self.sent.get(job) != p]
         changed = changed[: self.max_edits]
-        if not changed:
+        budget = self.max_edits - len(changed)
+        classes = {name: list(jobs.items()) for name, jobs in self.understated().items() if jobs}
+        if not changed and not (classes and budget):
             return
-        by_prio: dict[int, list[str]] = {}
-        for job, prio in changed:
-            by_prio.setdefault(prio, []).append(job)
-        for schedd in self.schedds():
-            for prio, jobs in sorted(by_prio.items()):
-                constraint = idle_jobs_constraint(jobs, self.owners)
-                idle = schedd.query(constraint, ["ClusterId", "ProcId"])
-                if idle:  # an edit that matches nothing is an error to the schedd
-                    ids = [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in idle]
-                    schedd.edit(ids, "JobPrio", str(prio))
+        for name, schedd in self.schedds():
+            for prio, jobs in by_value(changed).items():
+                edit_idle(schedd, jobs, self.owners, "JobPrio", prio)
+            hours = classes.get(name, [])[:budget]
+            budget -= len(hours)
+            for value, jobs in by_value(hours).items():
+                edit_idle(schedd, jobs, self.owners, "AdvisorPriorHours", value)
         self.sent.update(changed)

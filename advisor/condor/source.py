@@ -140,6 +140,10 @@ class CondorPoolSource:
         self.last_view = PoolView(views, by_class, new_jobs)
         return Observation(events, self.last_view, dict(self.machines), healthy)
 
+    def understated(self) -> dict[str, dict[str, int]]:
+        """Per schedd, idle jobs whose prior-hours class the pool's expression misses."""
+        return {s.name: dict(s.queue.understated) for s in self.schedds}
+
     def _schedd(self, schedd: ScheddReader, now: float) -> tuple[list[Event], list[int] | None]:
         events: list[Event] = []
         watts = {m: info.active_watts for m, info in self.machines.items()}

@@ -112,10 +112,10 @@ CONDOR_KEYS = {
         900,
         "keyboard idle below which the owner is present",
     ),
-    "edit_jobs": Key(f.boolean, False, "set JobPrio of idle jobs as policies advise (opt-in)"),
+    "edit_jobs": Key(f.boolean, False, "edit JobPrio and AdvisorPriorHours of idle jobs"),
     "edit_owners": Key(f.text_list, [], "only these owners' jobs are edited ([] = any)"),
     "max_job_edits": Key(
-        lambda v, p: f.integer(v, p, lo=1, hi=100_000), 100, "JobPrio edits per cycle at most"
+        lambda v, p: f.integer(v, p, lo=1, hi=100_000), 100, "job edits per cycle at most"
     ),
     "watts": Key(_watts, {"active": 57, "idle": 40, "sleep": 2}, "W of untyped machines"),
     "types": Key(_types, {}, "W per AdvisorMachineType"),

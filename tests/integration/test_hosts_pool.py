@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
+from condor.test_deploy_expressions import deploy_macros, expand
 from conftest import require
 
 from advisor.daemon.config import merge
@@ -296,3 +297,58 @@ def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(
     hosts_pool.set_owner_schedule("ep1", [])
     started = wait_for(lambda: len(jobs := running_on(hosts_pool)) == 2 and jobs, 60, "two jobs")
     assert sorted(started) == [f"{cluster}.2", f"{cluster}.3"]
+
+
+PRIOR_HOURS_EDIT = """
+import sys, time
+from advisor.condor.factory import build_condor_pool
+from plugins.contract.advice import Advice
+job, collector, schedd, token = sys.argv[1:]
+source, (sink,) = build_condor_pool({"collector": collector, "schedds": [schedd],
+    "token_file": token, "merge": False, "edit_jobs": True})
+source.poll(time.time())
+source.schedds[0].queue.record_attempt(job, 2 * 3600 + 5)  # its epoch history: a 2-hour attempt
+source.poll(time.time())
+print(source.understated())
+sink.publish(Advice(), time.time())
+source.poll(time.time())
+print(source.understated())
+"""
+
+
+def test_the_daemon_tells_the_pool_a_jobs_longest_attempt_as_advisor_prior_hours(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # the pool's expression reads the last attempt, the daemon knows the longest: an hour-long
+    # attempt cannot be waited for here, so the script records one as the epoch history would
+    # (start_advisor only for its teardown: the jobs removed, the owners gone)
+    now = time.time()
+    for ep in hosts_pool.names:
+        hosts_pool.set_owner_schedule(ep, [(now, now + 3600)])
+    wait_for(lambda: all(ad.get("State") == "Owner" for ad in slot_ads(["State"])), 30, "owners")
+    out = hosts_pool.submit(job(600, 2, "request_cpus = 1"))
+    cluster = out.split("submitted to cluster ")[1].split(".")[0]
+    token = editing_token(hosts_pool, tmp_path)
+    collector, schedd = f"{ADDRESSES[CM]}:9618", f"{CM}.{DOMAIN}"
+    script = [*network.inside(CM), sys.executable, "-c", PRIOR_HOURS_EDIT]
+    run = subprocess.run(
+        [*script, f"{cluster}.0", collector, schedd, str(token)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.stdout.splitlines() == [
+        f"{{'{schedd}': {{'{cluster}.0': 2}}}}",
+        f"{{'{schedd}': {{}}}}",
+    ], run.stderr
+    macros = deploy_macros()
+    rows = hosts_pool.run(
+        CM,
+        "condor_q",
+        "-allusers",
+        "-af",
+        "ProcId",
+        "AdvisorPriorHours",
+        expand("ADVISOR_CLASS", macros),
+    )
+    assert rows.splitlines() == ["0 2 2", "1 undefined 0"]

@@ -33,6 +33,7 @@ USER_ERRORS = (  # (module, class): a mistake the user can fix, shown as one lin
     ("simulator.sources", "SourceError"),
     ("simulator.traces.errors", "TraceError"),
     ("advisor.lab.model_store", "ModelStoreError"),
+    ("advisor.lab.sweep.pool_run", "SweepError"),
 )
 
 

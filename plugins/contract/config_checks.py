@@ -19,7 +19,11 @@ class ConfigError(ValueError):
 
 
 def fail(path: str, what: str, got: Any) -> ConfigError:
-    return ConfigError(f"{path}: {what}, got {got!r}")
+    """One line naming the key; a long value (a section pasted as text) is shown shortened."""
+    shown = repr(got)
+    if len(shown) > 200:
+        shown = shown[:150] + f"... ({len(shown)} characters)"
+    return ConfigError(f"{path}: {what}, got {shown}")
 
 
 def mapping(raw: Any, path: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:

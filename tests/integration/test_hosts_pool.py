@@ -12,13 +12,14 @@ start in that order.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,11 @@ def local_override(state: Path, options: dict[str, str]) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def hosts_pool() -> Iterator[HostsPool]:
+@contextlib.contextmanager
+def running_hosts_pool(shared: Sequence[Path] = ()) -> Iterator[HostsPool]:
+    """The three hosts from nothing, torn down after (``shared``: see ``HostsPool.shared``)."""
     require(os.geteuid() == 0, "the multi-host pool needs root (namespaces, chroot, mounts)")
-    pool = HostsPool(build_chroot(DEFAULT_CHROOT))
+    pool = HostsPool(build_chroot(DEFAULT_CHROOT), shared=shared)
     pool.stop()  # leftovers of an interrupted run
     pool.start()
     try:
@@ -84,6 +86,12 @@ def hosts_pool() -> Iterator[HostsPool]:
     finally:
         pool.stop()
     assert pool.mounted() == [], "mounts left behind in the chroot"
+
+
+@pytest.fixture(scope="module")
+def hosts_pool() -> Iterator[HostsPool]:
+    with running_hosts_pool() as pool:
+        yield pool
 
 
 @pytest.fixture

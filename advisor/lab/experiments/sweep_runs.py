@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from advisor.lab.parallel import run_parallel
+from advisor.lab.sweep.executors import add_executor_arguments, run_all
 from plugins.replicas.qos import QosBound
 from simulator.campus.job_book import DONE
 from simulator.campus.replay import ReplayResult, build_policy, replay
@@ -50,6 +50,7 @@ def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: in
         "--workers", type=int, default=None, help="parallel replays (default: cores)"
     )
     parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNGs")
+    add_executor_arguments(parser)
 
 
 @lru_cache(maxsize=2)
@@ -87,7 +88,6 @@ def run_task(task: Task) -> dict[str, Any]:
         slots=task.slots,
         cores_busy_share=s["cores"]["busy_share"],
         evictions=sum(s["evictions"].values()),
-        wall_s=s["sim"]["wall_s"],
         months=[m["energy_mwh_total"] for m in s["months"]],
         **qos_failures(result),
     )
@@ -109,7 +109,7 @@ def qos_failures(result: ReplayResult) -> dict[str, int]:
 
 
 def run_tasks(tasks: Sequence[Task], args: argparse.Namespace, desc: str) -> list[dict[str, Any]]:
-    return run_parallel(run_task, tasks, workers=args.workers, desc=desc)
+    return run_all(run_task, tasks, args, desc)
 
 
 def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:

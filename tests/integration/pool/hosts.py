@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from integration.pool import network
 from integration.pool.pool import CHROOT_ENV, DOMAIN, HERE, PROJECT, TEST_DIR, ChrootPool
@@ -109,12 +110,17 @@ class HostsPool(ChrootPool):
     hosts: Sequence[str] = (CM, *EXECUTE_POINTS)
     names: Sequence[str] = EXECUTE_POINTS
     started: list[str] = field(default_factory=list)
+    shared: Sequence[Path] = ()
+    """Paths of this machine every host sees (``share``): mounted before any daemon starts, as
+    each host's namespace keeps the mounts it began with."""
 
     def machine(self, host: str) -> str:
         return f"{host}.{DOMAIN}"
 
     def start(self) -> None:
         self._mount()
+        for path in self.shared:
+            self.share(path)
         network.create(ADDRESSES)
         shutil.rmtree(self.host_path("/var/lib/advisor-hosts"), ignore_errors=True)
         shutil.rmtree(self.host_path("/etc/advisor-hosts"), ignore_errors=True)

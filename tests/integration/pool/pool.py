@@ -221,6 +221,25 @@ class ChrootPool:
                 continue
         return pids
 
+    def share(self, path: Path) -> None:
+        """``path`` of this machine at the same path in the chroot, read-only: what a shared
+        filesystem gives every host of a real pool. Its parent directories become traversable
+        (a chroot's ``/root`` is private) so jobs running as ``tester`` reach it."""
+        inside = self.host_path(str(path))
+        if os.path.ismount(inside):
+            return
+        if path.is_dir():
+            inside.mkdir(parents=True, exist_ok=True)
+        else:
+            inside.parent.mkdir(parents=True, exist_ok=True)
+            inside.touch()
+        for parent in inside.parents:
+            if parent == self.root or self.root not in parent.parents:
+                break
+            parent.chmod(parent.stat().st_mode | 0o011)
+        subprocess.run(["mount", "--bind", str(path), str(inside)], check=True)
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(inside)], check=True)
+
     def _mount(self) -> None:
         for kind, target in (("proc", "/proc"), ("sysfs", "/sys")):
             path = self.host_path(target)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from simulator.campus.scenario import generate_campus, load_campus_config
+from simulator.campus.scenario import CampusConfig, generate_campus, load_campus_config
+from simulator.campus.shapes import load_shapes, shape_member
 from simulator.trace_model import DAY, Jobs, OwnerSessions, Trace
 from simulator.traces import (
     fta_unavailability,
@@ -29,6 +30,9 @@ class SourceSpec:
 
     scenario: str | None = None
     scenario_config: Path | None = None
+    shape: str | None = None
+    """A pool shape of the campus (``simulator.campus.shapes``), its member drawn by ``seed``."""
+    shapes_file: Path | None = None
     days: int | None = None
     scale: float = 1.0
     seed: int = 1
@@ -55,6 +59,16 @@ def _shift(jobs: Jobs, to: float) -> Jobs:
     return dataclasses.replace(jobs, submit=jobs.submit + delta, remove=jobs.remove + delta)
 
 
+def shaped(config: CampusConfig, spec: SourceSpec) -> CampusConfig:
+    """``config`` as the member of ``spec.shape`` its seed draws (unchanged without a shape)."""
+    if spec.shape is None:
+        return config
+    shapes = load_shapes(spec.shapes_file)
+    if spec.shape not in shapes:
+        raise SourceError(f"unknown shape {spec.shape!r}; available: {', '.join(shapes)}")
+    return shape_member(config, shapes[spec.shape], spec.seed)
+
+
 def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
     """The trace and notes for the user (e.g. how many SWF jobs had no run time)."""
     notes: list[str] = []
@@ -66,7 +80,7 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
     if spec.scenario is not None:
         if spec.scenario != "campus":
             raise SourceError(f"unknown scenario {spec.scenario!r}; available: campus")
-        config = load_campus_config(spec.scenario_config)
+        config = shaped(load_campus_config(spec.scenario_config), spec)
         trace = generate_campus(config, days=spec.days or 365, scale=spec.scale, seed=spec.seed)
     elif spec.machines is not None:
         if spec.owners is None or (spec.jobs is None and spec.swf is None):

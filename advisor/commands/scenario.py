@@ -17,6 +17,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="YAML",
         help="campus YAML (default: the bundled one); --config is its older name, still accepted",
     )
+    parser.add_argument("--shape", help="a pool shape (simulator/campus/shapes.yaml)")
+    parser.add_argument("--shapes-file", type=Path, help="YAML of your own pool shapes")
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
@@ -27,10 +29,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from simulator.campus.plots import plot_scenario  # matplotlib: only when plotting
     from simulator.campus.scenario import generate_campus, load_campus_config
+    from simulator.sources import SourceSpec, shaped
     from simulator.traces import write_inventory, write_jobs, write_owner_sessions
 
     check_input_files(args)
-    config = load_campus_config(args.scenario_config)
+    spec = SourceSpec(shape=args.shape, shapes_file=args.shapes_file, seed=args.seed)
+    config = shaped(load_campus_config(args.scenario_config), spec)
     trace = generate_campus(config, args.days, args.scale, args.seed)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 SLOT_LAYOUTS = ("single", "partitionable")
 """``simulator.trace_model.SLOT_LAYOUTS``, written out: ``--help`` stays free of numpy."""
-INPUT_FILES = ("scenario_config", "machines", "owners", "jobs", "swf", "fta")
+INPUT_FILES = ("scenario_config", "shapes_file", "machines", "owners", "jobs", "swf", "fta")
 """The options that name a file to read, by their ``args`` attribute."""
 OPEN_ERRORS = {
     FileNotFoundError: ("no such file", "check the path"),
@@ -24,6 +24,11 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("trace (one machine source)")
     group.add_argument("--scenario", choices=["campus"], help="generate the built-in scenario")
     group.add_argument("--scenario-config", type=Path, help="YAML describing another campus")
+    group.add_argument(
+        "--shape",
+        help="a pool shape of the campus (simulator/campus/shapes.yaml; the seed draws a member)",
+    )
+    group.add_argument("--shapes-file", type=Path, help="YAML of your own pool shapes")
     group.add_argument("--days", type=int, help="days to simulate (scenario default: 365)")
     group.add_argument("--scale", type=float, default=1.0, help="shrink machines, sessions, jobs")
     group.add_argument("--seed", type=int, default=1, help="scenario and tie-break seed")
@@ -48,6 +53,8 @@ def source_spec(args: argparse.Namespace) -> SourceSpec:
     return SourceSpec(
         scenario=args.scenario,
         scenario_config=args.scenario_config,
+        shape=args.shape,
+        shapes_file=args.shapes_file,
         days=args.days,
         scale=args.scale,
         seed=args.seed,

@@ -18,6 +18,7 @@ from plugins.replicas.qos import QosBound
 from simulator.campus.job_book import DONE
 from simulator.campus.replay import ReplayResult, build_policy, replay
 from simulator.campus.scenario import generate_campus, load_campus_config
+from simulator.campus.shapes import load_shapes, shape_member
 from simulator.campus.summary import summarize
 from simulator.plotting import save
 from simulator.trace_model import SINGLE, Trace
@@ -39,6 +40,8 @@ class Task:
     labels: tuple[tuple[str, Any], ...] = field(default=())
     slots: str = SINGLE
     """How every machine takes jobs (docs/slots.md)."""
+    shape: str = "campus"
+    """The pool shape (``simulator/campus/shapes.yaml``) whose member ``seed`` draws."""
 
 
 def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: int | None) -> None:
@@ -55,9 +58,14 @@ def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: in
 
 @lru_cache(maxsize=2)
 def campus(
-    scale: float, days: int | None, seed: int, replicable: float, slots: str = SINGLE
+    scale: float,
+    days: int | None,
+    seed: int,
+    replicable: float,
+    slots: str = SINGLE,
+    shape: str = "campus",
 ) -> Trace:
-    config = load_campus_config(None)
+    config = shape_member(load_campus_config(None), load_shapes()[shape], seed)
     if replicable:
         config = replace(config, jobs=replace(config.jobs, replicable_fraction=replicable))
     trace = generate_campus(config, days=days or 365, scale=scale, seed=seed)
@@ -69,7 +77,7 @@ def campus(
 
 def run_task(task: Task) -> dict[str, Any]:
     """Replay one task; its labels plus the summary's figures (and the monthly energy)."""
-    trace = campus(task.scale, task.days, task.seed, task.replicable, task.slots)
+    trace = campus(task.scale, task.days, task.seed, task.replicable, task.slots, task.shape)
     policy = build_policy(task.policy, trace, dict(task.options), seed=task.seed)
     result = replay(trace, policy, seed=task.seed)
     s = summarize(result)
@@ -86,12 +94,31 @@ def run_task(task: Task) -> dict[str, Any]:
         wasted_mwh=e["wasted"],
         total_mwh=e["total"],
         slots=task.slots,
+        shape=task.shape,
         cores_busy_share=s["cores"]["busy_share"],
         evictions=sum(s["evictions"].values()),
         months=[m["energy_mwh_total"] for m in s["months"]],
         **qos_failures(result),
+        **overhead_tail(result),
     )
     return row
+
+
+def overhead_tail(result: ReplayResult) -> dict[str, float]:
+    """The waits the mean hides: the 99th percentile and the longest, in minutes."""
+    book = result.book
+    done = np.asarray(book.status) == DONE
+    overhead = (
+        np.asarray(book.finish)[done]
+        - np.asarray(book.submit_t)[done]
+        - np.asarray(book.runtime)[done]
+    )
+    if not overhead.size:
+        return {"overhead_p99_min": 0.0, "overhead_max_min": 0.0}
+    return {
+        "overhead_p99_min": float(np.percentile(overhead, 99)) / 60.0,
+        "overhead_max_min": float(overhead.max()) / 60.0,
+    }
 
 
 def qos_failures(result: ReplayResult) -> dict[str, int]:

@@ -1,0 +1,133 @@
+"""Policies on pools shaped differently from the bundled campus (``simulator/campus/shapes.yaml``):
+per member (shape, scale, seed) each policy's energy and mean overhead against random's, and its
+share of the achievable saving, (random - policy) / (random - crystal)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
+from advisor.lab.sweep.executors import add_executor_arguments
+from plugins.contract.config_checks import ConfigError
+from simulator.campus.shapes import load_shapes
+from simulator.plotting import figure, legend_outside
+
+NAME = "shapes"
+HELP = "policies on differently shaped pools against random and crystal (saving share, overhead)"
+OVERHEAD_LIMIT, SHARE_TARGET = 1.05, 0.6
+"""What a policy should hold on every shape: at most 5% more overhead than random, at least 60%
+of the achievable saving."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shapes", default="all", help="shape names, comma-separated, or all")
+    parser.add_argument("--policies", default="bandit-cluster,idle-min", help="besides the two")
+    parser.add_argument("--scales", default="1,0.25")
+    parser.add_argument("--seeds", default="1,2")
+    parser.add_argument("--days", type=int, default=None, help="days to replay (default: a year)")
+    parser.add_argument("--workers", type=int, default=None, help="parallel replays (local)")
+    parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNG")
+    add_executor_arguments(parser)
+
+
+def members(args: argparse.Namespace) -> list[tuple[str, float, int]]:
+    known = load_shapes()
+    names = list(known) if args.shapes == "all" else args.shapes.split(",")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"--shapes: unknown {unknown[0]!r}; available: {', '.join(known)}")
+    scales = [float(s) for s in args.scales.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    return [(n, scale, seed) for n in names for scale in scales for seed in seeds]
+
+
+def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, Any]]:
+    """One row per member and policy: ratios to random, saving share, the tail of the waits."""
+    out = []
+    by_member: dict[tuple[str, float, int], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by_member.setdefault((r["shape"], r["scale"], r["seed"]), {})[r["policy"]] = r
+    for (shape, scale, seed), got in by_member.items():
+        random, crystal = got["random"], got["crystal"]
+        achievable = random["total_mwh"] - crystal["total_mwh"]
+        for policy in ["crystal", *policies]:
+            r = got[policy]
+            saving = random["total_mwh"] - r["total_mwh"]
+            out.append(
+                {
+                    "shape": shape,
+                    "scale": scale,
+                    "seed": seed,
+                    "policy": policy,
+                    "energy_vs_random": r["total_mwh"] / random["total_mwh"],
+                    "overhead_vs_random": r["overhead_min"] / random["overhead_min"],
+                    "saving_share": saving / achievable if achievable > 0 else float("nan"),
+                    "random_mwh": random["total_mwh"],
+                    "random_overhead_min": random["overhead_min"],
+                    "overhead_min": r["overhead_min"],
+                    "overhead_p99_min": r["overhead_p99_min"],
+                    "overhead_max_min": r["overhead_max_min"],
+                    "random_overhead_p99_min": random["overhead_p99_min"],
+                    "random_overhead_max_min": random["overhead_max_min"],
+                }
+            )
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    policies = [p for p in args.policies.split(",") if p not in ("random", "crystal")]
+    tasks = [
+        Task(policy, scale=scale, days=args.days, seed=seed, shape=shape)
+        for shape, scale, seed in members(args)
+        for policy in ["random", "crystal", *policies]
+    ]
+    rows = run_tasks(tasks, args, NAME)
+    write_csv(rows, args.out / "shapes_runs.csv")
+    table = compare(rows, policies)
+    write_csv(table, args.out / "shapes.csv")
+    plot(table, args.out / "shapes.png")
+    for policy in policies:
+        mine = [r for r in table if r["policy"] == policy]
+        passed = sum(
+            r["overhead_vs_random"] <= OVERHEAD_LIMIT and r["saving_share"] >= SHARE_TARGET
+            for r in mine
+        )
+        worst = max(mine, key=lambda r: r["overhead_vs_random"])
+        shares = [r["saving_share"] for r in mine]
+        print(
+            f"{policy:<16} passes {passed} of {len(mine)} members; worst overhead "
+            f"{worst['overhead_vs_random']:.2f} x random ({worst['shape']}, scale "
+            f"{worst['scale']}, seed {worst['seed']}); saving share {min(shares):.2f} to "
+            f"{max(shares):.2f}"
+        )
+    return 0
+
+
+def plot(table: list[dict[str, Any]], path: Path) -> None:
+    """Overhead against saving share, a point per member and policy: the target is the box
+    left of 1.05 x random's overhead and above 60% of the achievable saving."""
+    fig, ax = figure(8, 5)
+    markers = {
+        s: m for s, m in zip(sorted({r["shape"] for r in table}), "osD^v<>ph*", strict=False)
+    }
+    for i, policy in enumerate(sorted({r["policy"] for r in table} - {"crystal"})):
+        for shape, marker in markers.items():
+            mine = [r for r in table if r["policy"] == policy and r["shape"] == shape]
+            ax.scatter(
+                [r["overhead_vs_random"] for r in mine],
+                [r["saving_share"] for r in mine],
+                color=f"C{i}",
+                marker=marker,
+                label=f"{policy}, {shape}",
+            )
+    ax.axvline(OVERHEAD_LIMIT, color="grey", linestyle="--", linewidth=1)
+    ax.axhline(SHARE_TARGET, color="grey", linestyle="--", linewidth=1)
+    ax.set(
+        xlabel="mean overhead / random's",
+        ylabel="share of the achievable saving\n(random - policy) / (random - crystal)",
+    )
+    ax.set_title("Policies on differently shaped pools: the target is the upper-left box")
+    legend_outside(ax)
+    save_plot(fig, path)

@@ -22,8 +22,26 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="random", help="a policy serving the campus model")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
     parser.add_argument("--out", type=Path, required=True, help="directory for the outputs")
+    parser.add_argument(
+        "--wait-bound",
+        type=hours,
+        metavar="HOURS",
+        help="a job idle this long after submission is matched as without advice "
+        "(ADVISOR_WAIT_BOUND; default: none)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(handler=run)
+
+
+def hours(text: str) -> float:
+    """``--wait-bound``: positive hours, as seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of hours, got {text!r}")
+    return value * 3600.0
 
 
 @contextmanager
@@ -47,6 +65,7 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
     from plugins.contract.option_pairs import parse_sets
     from plugins.contract.registry import policy_for
     from simulator.campus.replay import build_policy, replay
+    from simulator.campus.rules import PoolRules
     from simulator.sources import assemble
 
     policy_for(args.policy, "campus")  # before the trace: a wrong name fails at once
@@ -61,7 +80,8 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
         parallel_map=process_map(progress=not args.no_progress),
     )
     with progress_bar(not args.no_progress) as update:
-        return replay(trace, policy, seed=args.seed, on_progress=update)
+        rules = PoolRules(wait_bound_s=args.wait_bound)
+        return replay(trace, policy, seed=args.seed, rules=rules, on_progress=update)
 
 
 def run(args: argparse.Namespace) -> int:

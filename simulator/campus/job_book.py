@@ -29,6 +29,7 @@ from plugins.contract.events import (
     JobRemoved,
 )
 from simulator.campus.month_stats import MonthStats
+from simulator.campus.unadvised import Unadvised
 from simulator.engine import Engine
 from simulator.trace_model import Jobs
 
@@ -65,16 +66,11 @@ class JobBook:
         self.emit = emit
         self.on_queued = on_queued
         n = len(jobs)
-        self.status = [PENDING] * n
-        self.attempts = [0] * n
-        self.longest = [0.0] * n
+        self.status, self.attempts, self.machine = [PENDING] * n, [0] * n, [-1] * n
+        self.longest, self.good_wh, self.wasted_wh = [0.0] * n, [0.0] * n, [0.0] * n
+        self.finish, self.started = [float("nan")] * n, [0.0] * n
         self.prior_class = [0] * n
         """Per entry, its prior-hours class (its longest attempt in whole hours, capped)."""
-        self.good_wh = [0.0] * n
-        self.wasted_wh = [0.0] * n
-        self.finish = [float("nan")] * n
-        self.machine = [-1] * n
-        self.started = [0.0] * n
         self.queues: list[list[tuple[float, int]]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
         self.constrained: SortedList = SortedList()
         self.constrained_added = False
@@ -82,6 +78,7 @@ class JobBook:
         self.advice: dict[int, JobAdvice] = {}
         self.idle_by_class = [0] * PRIOR_HOURS_CLASSES
         self.idle_total = 0
+        self.unadvised = Unadvised()  # jobs past the starvation bound (unadvised.py)
         self.new_jobs: list[int] = []
         self.evictions = {"owner": 0, "reboot": 0}
         self.pool_finish: Callable[[int, int, AttemptOutcome], None] | None = None
@@ -94,35 +91,44 @@ class JobBook:
         self.family: dict[int, list[int]] = {}
         self.replica_in_flight_wh = 0.0
 
-    # -- queue -------------------------------------------------------------------------------
-    def _constrained(self, j: int) -> bool:
-        advice = self.advice.get(j)
-        return advice is not None and advice.min_idle_s is not None
-
     def _enqueue(self, j: int) -> None:
         advice = self.advice.get(j)
         if advice is not None and advice.hold:
             self.status[j] = HELD
             return
         self.status[j] = QUEUED
-        if advice is not None and advice.min_idle_s is not None:
+        if self.unadvised.admits(j):
+            self.unadvised.add(j, self.submit_t[j])
+        elif advice is not None and advice.min_idle_s is not None:
             self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
             self.constrained_added = True
         else:
             k = self.prior_class[j]
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
             self.idle_by_class[k] += 1
+        if j not in self.unadvised.members:
+            self.unadvised.watch(j, self.submit_t[j])
         self.idle_total += 1
         self.on_queued()
 
     def _dequeue(self, j: int) -> None:
         """Forget a queued job lazily (heaps keep the entry; pops skip non-queued jobs)."""
         advice = self.advice.get(j)
-        if advice is not None and advice.min_idle_s is not None:
+        if j in self.unadvised.members:
+            self.unadvised.members.discard(j)
+        elif advice is not None and advice.min_idle_s is not None:
             self.constrained.discard((advice.min_idle_s, self.submit_t[j], j))
         else:
             self.idle_by_class[self.prior_class[j]] -= 1
         self.idle_total -= 1
+
+    def release(self, now: float) -> None:
+        """Jobs queued past the starvation bound leave their advised queue (unadvised.py)."""
+        for j in self.unadvised.due(now):
+            if self.status[j] == QUEUED and j not in self.unadvised.members:
+                self._dequeue(j)  # leaves as advised, comes back released
+                self.unadvised.released.add(j)
+                self._enqueue(j)
 
     def submit(self, j: int) -> None:
         now = self.engine.time
@@ -175,9 +181,12 @@ class JobBook:
     def head(self, k: int) -> tuple[float, int] | None:
         """Oldest queued job of class ``k`` (dropping stale heap entries)."""
         queue, status, classes, advice = self.queues[k], self.status, self.prior_class, self.advice
+        released = self.unadvised.members
         while queue:
             j = queue[0][1]
-            if status[j] == QUEUED and classes[j] == k and not (advice and self._constrained(j)):
+            a = advice.get(j) if advice else None
+            unconstrained = a is None or a.min_idle_s is None
+            if status[j] == QUEUED and classes[j] == k and unconstrained and j not in released:
                 return queue[0]
             heapq.heappop(queue)
         return None
@@ -187,7 +196,6 @@ class JobBook:
         pos = self.constrained.bisect_left((idle_s, -np.inf, -1))
         return int(self.constrained[pos - 1][2]) if pos else None
 
-    # -- attempts ----------------------------------------------------------------------------
     def start(self, j: int, m: int) -> None:
         now = self.engine.time
         self._dequeue(j)
@@ -230,16 +238,8 @@ class JobBook:
             self.wasted_wh[p] += energy
             self.months.add(now, "wasted_wh", energy)
         if self.emit is not None:
-            self.emit(
-                AttemptEnded(
-                    now,
-                    self.ids[j],
-                    self.machine_names[m],
-                    outcome,
-                    self.started[j],
-                    watts,
-                )
-            )
+            names, started = self.machine_names, self.started
+            self.emit(AttemptEnded(now, self.ids[j], names[m], outcome, started[j], watts))
         cause = EVICTION_CAUSE.get(outcome)
         if cause is not None:
             self.evictions[cause] += 1

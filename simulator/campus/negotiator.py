@@ -40,6 +40,7 @@ from simulator.campus.packing import Packer
 from simulator.campus.pool import CampusPool
 from simulator.campus.queue_heads import advance, oldest_heads
 from simulator.campus.shared_pool import SharedPool
+from simulator.campus.unadvised import match_unadvised
 from simulator.engine import Engine
 
 
@@ -99,16 +100,19 @@ class Negotiator:
         self.cycles += 1
         now = self.engine.now()
         fresh = self._refresh_advice(now)
+        if book.unadvised.bound_s is not None and not self.ledger.empty():
+            book.release(now)
         for family, group in enumerate((pool.free_awake, pool.sleeping)):
             if book.idle_total == 0:
                 break
             if not group.items:
                 continue
-            # Partitionable machines pack (packing.py). Single ones take three paths, each for
-            # a reason: without any advice the pool draws machines as one without the advisor
-            # does (the random baselines' own stream, which the papers' figures were reproduced
-            # with); jobs with a minimum idle time need each machine's remaining idle time,
-            # which advice groups do not carry; otherwise by groups.
+            if book.unadvised.members:  # released jobs first, as without advice
+                fits = self.pool.fits if isinstance(self.pool, SharedPool) else None
+                match_unadvised(book.unadvised, group, self.rng, fits, self._start)
+            # Partitionable machines pack (packing.py). Single: no advice draws machines as
+            # without the advisor (random's own stream, which reproduced the papers); a minimum
+            # idle time needs each machine's remaining idle time; otherwise advice groups.
             if self.packer is not None:
                 self.packer.match(family, self.ledger, self.groups, now)
             elif self.ledger.empty():
@@ -119,11 +123,11 @@ class Negotiator:
                 self._match_grouped(family)
         book.constrained_added = False
         kept_off = book.idle_total - len(book.constrained)
-        lapse = self.ledger.next_expiry()
-        if kept_off and lapse is not None and (pool.free_awake.items or pool.sleeping.items):
-            # Advice kept jobs off free machines. Until something changes, or the advice
-            # lapses and is asked for again, every further cycle would match nothing.
-            self._schedule(max(lapse, now + self.interval))
+        wake = [t for t in (self.ledger.next_expiry(), book.unadvised.next_due()) if t is not None]
+        if kept_off and wake and (pool.free_awake.items or pool.sleeping.items):
+            # Advice kept jobs off free machines: until something changes, advice lapses or a
+            # job reaches its bound, every further cycle would match nothing.
+            self._schedule(max(min(wake), now + self.interval))
 
     def _refresh_advice(self, now: float) -> set[int]:
         """Ask the source about changed or lapsed candidates; return the machines re-advised."""

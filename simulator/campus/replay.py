@@ -186,6 +186,7 @@ def build_world(
     else:
         source = AskedPolicy(power or advisor, pool.index)
     negotiator = Negotiator(engine, pool, book, source, rng, job_index, negotiation_interval)
+    book.unadvised.bound_s = rules.wait_bound_s
     book.on_queued = listener.machine_freed = negotiator.request  # direct: ~0.5 M calls a month
 
     owners, jobs, down = trace.owners, trace.jobs, trace.unavailability

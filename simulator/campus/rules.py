@@ -16,6 +16,7 @@ class PoolRules:
         job_delay_open_s: float = 15 * MINUTE,
         reboot_hour: float = 3.0,
         claim_leftovers: bool = True,
+        wait_bound_s: float | None = None,
     ) -> None:
         self.sleep_open_s = sleep_open_s
         self.sleep_closed_s = sleep_closed_s
@@ -24,3 +25,6 @@ class PoolRules:
         self.claim_leftovers = claim_leftovers
         """Partitionable machines: the schedd fills a matched slot's leftover at once
         (HTCondor's ``CLAIM_PARTITIONABLE_LEFTOVERS``, true by default; see packing.py)."""
+        self.wait_bound_s = wait_bound_s
+        """A job idle this long after its submission is matched as without advice
+        (``ADVISOR_WAIT_BOUND``; unadvised.py). None: advice may keep a job waiting forever."""

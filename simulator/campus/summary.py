@@ -66,7 +66,7 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
     wasted = float(np.sum(book.wasted_wh)) / MWH
     by_state = {k: v / MWH for k, v in pool.energy_by_state_wh().items()}
     trace = result.trace
-    return {
+    summary = {
         "policy": result.policy,
         "period": {
             "start": trace.start,
@@ -101,6 +101,11 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
             "events_per_s": round(result.events / result.wall_s) if result.wall_s else None,
         },
     }
+    bound = book.unadvised.bound_s
+    if bound is not None:  # the starvation bound: how many jobs it released (unadvised.py)
+        released = sum(1 for j in book.unadvised.released if j < len(book.ids))  # no replicas
+        summary["wait_bound"] = {"bound_s": bound, "released_jobs": released}
+    return summary
 
 
 def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> None:
@@ -123,13 +128,18 @@ def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> N
     ]
     ids = np.asarray(book.ids, dtype=object)[keep]
     table = np.column_stack([c[keep] for c in cols])
+    bounded = book.unadvised.bound_s is not None  # then a column: released by the bound
+    released = book.unadvised.released  # the trace's jobs (replicas were folded in)
+    flags = [str(int(j in released)) for j in np.flatnonzero(keep).tolist()]
     with (out / "jobs.csv").open("w") as fh:
-        fh.write("job_id,submit,finish,attempts,overhead_s,good_wh,wasted_wh\n")
-        for job_id, row in zip(ids, table.tolist(), strict=True):
+        fh.write("job_id,submit,finish,attempts,overhead_s,good_wh,wasted_wh")
+        fh.write(",released\n" if bounded else "\n")
+        for job_id, row, flag in zip(ids, table.tolist(), flags, strict=True):
             s, f, a, o, g, w = row
             fin = "" if f != f else f"{f:.0f}"
             ovh = "" if o != o else f"{o:.0f}"
-            fh.write(f"{job_id},{s:.0f},{fin},{int(a)},{ovh},{g:.3f},{w:.3f}\n")
+            end = f",{flag}\n" if bounded else "\n"
+            fh.write(f"{job_id},{s:.0f},{fin},{int(a)},{ovh},{g:.3f},{w:.3f}{end}")
 
 
 def format_table(summary: dict[str, Any]) -> str:

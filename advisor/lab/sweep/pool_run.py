@@ -121,8 +121,14 @@ def run_on_pool(
     record = SweepRecord.open(root, fn, tasks)
     todo = record.missing()
     if todo:
-        schedd = locate_schedd(options.schedd)
-        left = remove_jobs(schedd, record)
+        try:
+            schedd = locate_schedd(options.schedd)
+            left = remove_jobs(schedd, record)
+        except Exception as exc:  # htcondor2's own errors: no schedd, no configuration
+            raise SweepError(
+                f"--executor condor: cannot reach the schedd ({str(exc).strip()}); run where "
+                "condor_submit works, or name the schedd with --schedd"
+            ) from None
         if left:
             print(f"removed {left} jobs of an earlier run of this sweep (submitted again)")
         print(f"submitting {len(todo)} of {len(tasks)} tasks ({len(tasks) - len(todo)} done)")

@@ -1,0 +1,82 @@
+"""The starvation bound (``PoolRules.wait_bound_s``, ``ADVISOR_WAIT_BOUND``): advice that would
+keep every job off every machine forever keeps each job waiting at most the bound plus one
+negotiation cycle, on single and partitionable machines; a pool without advice releases nothing,
+so its replay is the same with or without a bound."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tracekit import H, Recorder, inventory, trace
+
+from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.policy import Policy, PolicyContext, PoolView
+from simulator.campus.job_book import DONE
+from simulator.campus.replay import ReplayResult, machine_infos, replay
+from simulator.campus.rules import PoolRules
+from simulator.campus.summary import summarize, write_outputs
+from simulator.trace_model import PARTITIONABLE, Trace
+
+BOUND_S, CYCLE_S = 3 * H, 60.0
+
+
+class KeepOff(Policy):
+    """Holds every machine it is asked about: without a bound no job would ever start."""
+
+    NAME = "keep-off"
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice(machines={m.name: MachineAdvice(hold=True) for m in view.machines})
+
+
+def pool(slots: str = "single") -> Trace:
+    jobs = [(h * H, H, float("inf")) for h in (1, 2, 2, 5, 9)]
+    tr = trace(inventory(3), jobs=jobs, days=2)
+    tr.inventory.machines = [replace(m, slots=slots) for m in tr.inventory.machines]
+    return tr
+
+
+def run(tr: Trace, policy_class: type[Policy], bound: float | None) -> ReplayResult:
+    policy = policy_class(PolicyContext(machine_infos(tr), seed=1))
+    return replay(tr, policy, seed=1, rules=PoolRules(wait_bound_s=bound))
+
+
+def waits(result: ReplayResult) -> list[float]:
+    book = result.book
+    done = np.asarray(book.status) == DONE
+    finish, submit, runtime = (
+        np.asarray(x)[done] for x in (book.finish, book.submit_t, book.runtime)
+    )
+    return (finish - runtime - submit).tolist()
+
+
+def test_without_a_bound_advice_can_keep_jobs_waiting_forever() -> None:
+    assert waits(run(pool(), KeepOff, None)) == []
+
+
+@pytest.mark.parametrize("slots", ["single", PARTITIONABLE])
+def test_the_bound_releases_every_job_within_one_cycle_of_it(slots: str, tmp_path: Path) -> None:
+    result = run(pool(slots), KeepOff, BOUND_S)
+    got = waits(result)
+    assert len(got) == 5
+    assert all(BOUND_S <= w <= BOUND_S + CYCLE_S for w in got), got
+    summary = summarize(result)
+    assert summary["wait_bound"] == {"bound_s": BOUND_S, "released_jobs": 5}
+    write_outputs(result, summary, tmp_path)
+    lines = (tmp_path / "jobs.csv").read_text().splitlines()
+    assert lines[0].endswith(",released") and all(line.endswith(",1") for line in lines[1:])
+
+
+def test_a_pool_without_advice_is_the_same_with_a_bound() -> None:
+    busy = trace(inventory(1), jobs=[(0.0, 10 * H, float("inf"))] * 4, days=2)
+
+    def figures(bound: float | None) -> dict[str, Any]:
+        summary = summarize(run(busy, Recorder, bound))
+        summary.pop("sim"), summary.pop("wait_bound", None)
+        return summary
+
+    assert figures(None) == figures(H)  # the fourth job waits 30 h: no advice kept it

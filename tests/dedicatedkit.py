@@ -23,3 +23,12 @@ def random_workload(rng: np.random.Generator, nodes: int, cores: int, n: int) ->
     wall = rng.choice([300.0, 900.0, 1800.0, 3600.0], n)
     run = np.where(rng.random(n) < 0.3, wall, wall * rng.uniform(0.05, 1.0, n))
     return workload(nodes, cores, list(zip(arrival, q, wall, run, strict=True)))
+
+
+def tiny_agent(seed: int = 0, hidden: int = 8) -> dict[str, dict[str, np.ndarray]]:
+    """An untrained or-ppo agent as a host hands it over (option ``agent``)."""
+    from plugins.power.features import HISTORY, OBSERVATION_SIZE
+    from plugins.power.ppo import init_params
+
+    rng = np.random.default_rng(seed)
+    return {"params": init_params(HISTORY * OBSERVATION_SIZE, hidden, 9, rng, favour=(0, 8))}

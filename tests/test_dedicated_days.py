@@ -67,7 +67,7 @@ def test_the_environment_plays_only_the_days_it_was_given() -> None:
 
 @pytest.mark.realdata
 def test_training_never_sees_a_test_day_and_resumes(shared_data: Path, tmp_path: Path) -> None:
-    from simulator.dedicated.catalog import load_days
+    from simulator.dedicated.catalog import catalogued, load_days
 
     args = ["train-power", "hpc2n", "--data-dir", str(shared_data), "--out", str(tmp_path)]
     args += ["--actors", "1", "--workers", "1", "--hidden", "8"]
@@ -75,7 +75,7 @@ def test_training_never_sees_a_test_day_and_resumes(shared_data: Path, tmp_path:
     assert main([*args, "--iterations", "2"]) == 0
     _, _, meta = load_checkpoint(checkpoint_path(str(tmp_path), "hpc2n"))
     assert meta["iteration"] == 2
-    train, test = load_days("hpc2n", str(shared_data))
+    train, test = load_days(catalogued("hpc2n", str(shared_data)))
     played = {d for entry in meta["curve"] for d in entry["days"]}
     assert played and played <= {d.index for d in train}
     assert not played & {d.index for d in test}

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from dedicatedkit import random_workload, workload
+from dedicatedkit import random_workload, tiny_agent, workload
 
 from plugins.contract.advice import MachineAdvice, PowerAdvice
 from plugins.contract.policy import MachineView, OptionError, PolicyContext, PoolView
@@ -75,7 +75,7 @@ def test_only_the_oracle_policy_reads_future_runtimes() -> None:
     assert {"timeout", "or-oracle", "or-ppo"} <= set(found)
     jobs = random_workload(np.random.default_rng(3), 4, 2, 25)
     for name, cls in found.items():
-        policy = cls(PolicyContext({}))
+        policy = cls(PolicyContext({}), {"agent": tiny_agent()} if name == "or-ppo" else {})
         assert ("oracle" in name) == cls.NEEDS_ORACLE
         episode = DayEpisode(jobs)
         oracle = CountingOracle(episode)
@@ -113,7 +113,7 @@ def test_power_policies_speak_the_normal_advice_protocol() -> None:
     busy = timeout.advise(PoolView(machines, [2] + [0] * 23), 120.0)
     assert busy.machines["a"].power == PowerAdvice.ON  # the waiting jobs will use it
     assert busy.machines["b"].power == PowerAdvice.WAKE
-    ppo = power_policies()["or-ppo"](PolicyContext({}))
+    ppo = power_policies()["or-ppo"](PolicyContext({}), {"agent": tiny_agent()})
     ppo.load_state({})
     reserved = ppo.advise(PoolView(machines, [0] * 24), 0.0)
     for m in reserved.machines.values():

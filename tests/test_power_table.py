@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dedicatedkit import random_workload
+from dedicatedkit import random_workload, tiny_agent
 
 from advisor.cli import main
 from plugins.contract.policy import PolicyContext
@@ -37,10 +37,10 @@ def test_power_table_writes_table3_and_fig6(shared_data: Path, tmp_path: Path) -
 
 def test_or_ppo_decides_the_same_after_a_state_round_trip() -> None:
     jobs = random_workload(np.random.default_rng(5), 4, 2, 30)
-    first = OrPpoPolicy(PolicyContext({}, seed=1))
+    first = OrPpoPolicy(PolicyContext({}, seed=1), {"agent": tiny_agent(1)})
     a = DayEpisode(jobs)
     decisions = [first.advise(a.view(), 0.0) for _ in range(3)]
-    second = OrPpoPolicy(PolicyContext({}, seed=99))
+    second = OrPpoPolicy(PolicyContext({}, seed=99), {"agent": "restored below"})
     second.load_state(first.state_dict())
     b = DayEpisode(jobs)
     assert [second.advise(b.view(), 0.0) for _ in range(3)] == decisions

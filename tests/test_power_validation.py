@@ -13,7 +13,7 @@ import pytest
 from advisor.cli import main
 from advisor.lab.power_checkpoints import best_path, checkpoint_path, load_checkpoint
 from simulator.dedicated import episode, validation
-from simulator.dedicated.catalog import load_days
+from simulator.dedicated.catalog import catalogued, load_days
 from simulator.dedicated.validation import Score, Selector, validation_split
 
 
@@ -39,7 +39,7 @@ def test_training_and_selection_never_play_a_test_day(
     shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = str(shared_data)
-    train, test = load_days("hpc2n", data)
+    train, test = load_days(catalogued("hpc2n", data))
     fit, val = validation_split(train, 13)
     played: list[int] = []
     real_init = episode.DayEpisode.__init__

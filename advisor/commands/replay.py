@@ -61,6 +61,7 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
 
 
 def run_replay(args: argparse.Namespace) -> ReplayResult:
+    from advisor.agent_files import with_agent
     from advisor.lab.training_map import process_map
     from plugins.contract.option_pairs import parse_sets
     from plugins.contract.registry import policy_for
@@ -75,7 +76,7 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
     policy = build_policy(
         args.policy,
         trace,
-        parse_sets(args.set),
+        with_agent(args.policy, parse_sets(args.set)),  # an agent file is read here
         seed=args.seed,
         parallel_map=process_map(progress=not args.no_progress),
     )

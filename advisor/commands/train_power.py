@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 
+from advisor.lab.power_logs import add_log_arguments
 from plugins.power.ppo import PpoConfig
-from simulator.dedicated.catalog import CATALOG, default_data_dir
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("workload", choices=sorted(CATALOG))
+    add_log_arguments(parser)
     parser.add_argument("--out", default="runs/power", help="checkpoint and curve directory")
-    parser.add_argument("--data-dir", default=default_data_dir())
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=25.0, help="stop after this wall time")
     parser.add_argument("--actors", type=int, default=2, help="days played per iteration")
@@ -56,7 +55,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from advisor.lab.power_logs import chosen_logs
     from advisor.lab.power_training import train_power
 
+    logs = chosen_logs(args)
+    if len(logs) != 1:
+        raise ValueError("train-power trains on one log: a name, --swf FILE or --jobs FILE")
+    args.log = logs[0]
     train_power(args)
     return 0

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from advisor.agent_files import with_agent
 from advisor.daemon.access import Access, exposure_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
@@ -43,7 +44,7 @@ def make_policy(
                 "can run it"
             )
         context.oracle = oracle
-    return cls(context, config.policy["options"])
+    return cls(context, with_agent(cls.NAME, config.policy["options"]))  # agent file read here
 
 
 class Daemon:

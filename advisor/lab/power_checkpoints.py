@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from advisor.agent_files import read_npz
 from plugins.power.ppo import Adam, Params
 
 
@@ -28,20 +29,39 @@ def shipped_path(out: str, workload: str) -> Path:
     return best if best.exists() else checkpoint_path(out, workload)
 
 
+def agent_file(out: str, workload: str) -> Path:
+    """The chosen agent's weights and training record alone: what ``or-ppo agent=PATH`` reads
+    and what is shipped (``advisor/power_agents``)."""
+    return Path(out) / f"or-ppo-{workload}-agent.npz"
+
+
 def save_checkpoint(path: Path, params: Params, opt: Adam, meta: dict[str, Any]) -> None:
     """Weights, Adam moments and the run's progress, replaced atomically."""
-    arrays = {f"p_{k}": v for k, v in params.items()}
-    arrays |= {f"m_{k}": v for k, v in opt.m.items()} | {f"v_{k}": v for k, v in opt.v.items()}
+    arrays = {f"m_{k}": v for k, v in opt.m.items()} | {f"v_{k}": v for k, v in opt.v.items()}
+    _save(path, params, arrays, meta | {"adam_t": opt.t})
+
+
+def export_agent(out: str, workload: str, record: dict[str, Any]) -> Path:
+    """The validation-chosen agent (else the last checkpoint) without its optimiser state, with
+    ``record`` (log, cluster, observation layout, command, validation figures)."""
+    params, _, meta = load_checkpoint(shipped_path(out, workload))
+    chosen = meta.get("selected", f"iteration {meta['iteration']}")
+    path = agent_file(out, workload)
+    _save(path, params, {}, record | {"selected": chosen})
+    return path
+
+
+def _save(path: Path, params: Params, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """``p_`` weights, other arrays and a JSON meta in one ``.npz``, replaced atomically."""
+    arrays = {f"p_{k}": v for k, v in params.items()} | arrays
     tmp = path.with_suffix(".tmp.npz")
-    arrays["meta"] = np.array(json.dumps(meta | {"adam_t": opt.t}))
+    arrays["meta"] = np.array(json.dumps(meta))
     np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy stubs mistype **kwds
     os.replace(tmp, path)
 
 
 def load_checkpoint(path: Path) -> tuple[Params, dict[str, Any], dict[str, Any]]:
     """Weights, Adam state and metadata of a checkpoint written by ``save_checkpoint``."""
-    with np.load(path) as data:
-        meta = json.loads(str(data["meta"]))
-        pick = lambda prefix: {k[2:]: data[k] for k in data.files if k.startswith(prefix)}  # noqa: E731
-        params, adam = pick("p_"), {"t": meta["adam_t"], "m": pick("m_"), "v": pick("v_")}
-    return params, adam, meta
+    groups, meta = read_npz(path)
+    adam = {"t": meta["adam_t"], "m": groups.get("m", {}), "v": groups.get("v", {})}
+    return groups["p"], adam, meta

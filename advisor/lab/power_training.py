@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
@@ -23,6 +24,7 @@ from advisor.lab.parallel import run_parallel
 from advisor.lab.power_checkpoints import (
     best_path,
     checkpoint_path,
+    export_agent,
     load_checkpoint,
     save_checkpoint,
 )
@@ -30,7 +32,7 @@ from advisor.lab.power_curve import plot_curve
 from advisor.lab.power_warm_start import warm_start
 from plugins.power.features import HISTORY, OBSERVATION_SIZE
 from plugins.power.ppo import Adam, Params, PpoConfig, init_params, ppo_update
-from simulator.dedicated.catalog import load_days
+from simulator.dedicated.catalog import ClusterLog, load_days
 from simulator.dedicated.days import Day
 from simulator.dedicated.rollout import Rollout, run_day
 from simulator.dedicated.validation import Mapper, Selector, score, validation_split
@@ -57,9 +59,9 @@ def _ignore_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _play(task: tuple[str, str, int, Params, int]) -> Rollout:
-    workload, data_dir, day, params, seed = task
-    train, _ = load_days(workload, data_dir)
+def _play(task: tuple[ClusterLog, int, Params, int]) -> Rollout:
+    log, day, params, seed = task
+    train, _ = load_days(log)
     return run_day(params, train[day].jobs, seed, PpoConfig())
 
 
@@ -71,12 +73,12 @@ class Validation:
         self, args: argparse.Namespace, train: list[Day], val: list[int], meta: dict[str, Any]
     ) -> None:
         self.args, self.val = args, val
-        self.path = best_path(args.out, args.workload)
+        self.path = best_path(args.out, args.log.name)
         self.mapper: Mapper = lambda fn, tasks: run_parallel(
             fn, tasks, workers=args.workers, desc="validation days", progress=False
         )
         if val and not meta.get("validation"):
-            t0 = score(self.mapper, args.workload, args.data_dir, val, None)
+            t0 = score(self.mapper, args.log, val, None)
             meta["validation"] = {"days": [train[p].index for p in val], "t0": asdict(t0)}
         self.selector = Selector(meta["validation"]) if val else None
         if self.selector is not None:
@@ -87,7 +89,7 @@ class Validation:
     def offer(self, label: str, params: Params, opt: Adam, meta: dict[str, Any]) -> None:
         if self.selector is None:
             return
-        candidate = score(self.mapper, self.args.workload, self.args.data_dir, self.val, params)
+        candidate = score(self.mapper, self.args.log, self.val, params)
         kept = self.selector.offer(label, candidate)
         if kept:
             save_checkpoint(self.path, params, opt, meta | {"selected": label})
@@ -98,9 +100,9 @@ class Validation:
 
 def train_power(args: argparse.Namespace) -> None:
     """The whole run: resume or start, warm start if asked, PPO until the budget or a stop."""
-    train, test = load_days(args.workload, args.data_dir)
+    train, test = load_days(args.log)
     fit, val = validation_split(train, args.val_stride)
-    path = checkpoint_path(args.out, args.workload)
+    path = checkpoint_path(args.out, args.log.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     cfg = PpoConfig(lr=args.lr, entropy_coef=args.entropy, target_kl=args.target_kl)
     rng = np.random.default_rng(args.seed)
@@ -113,7 +115,8 @@ def train_power(args: argparse.Namespace) -> None:
     else:
         inputs = HISTORY * OBSERVATION_SIZE
         params = init_params(inputs, args.hidden, args.levels + 1, rng, favour=(0, args.levels))
-        meta = {"iteration": 0, "curve": [], "workload": args.workload, "seconds": 0.0}
+        meta = {"iteration": 0, "curve": [], "workload": args.log.name, "seconds": 0.0}
+        meta["cluster"] = {"nodes": args.log.nodes, "cores_per_node": args.log.cores_per_node}
         opt = Adam(params, cfg.lr)
     stop = StopRequest()
     validation = Validation(args, train, val, meta)
@@ -129,7 +132,7 @@ def train_power(args: argparse.Namespace) -> None:
         meta["rng"] = rng.bit_generator.state
         save_checkpoint(path.with_name(f"{path.stem}-warm.npz"), params, opt, meta)
         save_checkpoint(path, params, opt, meta)
-    print(f"{args.workload}: {len(fit)} training days to fit, {len(val)} to validate, "
+    print(f"{args.log.name}: {len(fit)} training days to fit, {len(val)} to validate, "
           f"{len(test)} test days held out")  # fmt: skip
     prior_s = float(meta["seconds"])
     bar = tqdm(total=args.iterations, initial=meta["iteration"], desc="iterations", unit="it")
@@ -140,11 +143,28 @@ def train_power(args: argparse.Namespace) -> None:
         bar.close()
     if stop.signal:
         print(f"stopped by {stop.signal} after iteration {meta['iteration']} (checkpoint saved)")
-    plot_curve(meta["curve"], path.with_suffix(".png"), args.workload, meta.get("validation"))
+    plot_curve(meta["curve"], path.with_suffix(".png"), args.log.name, meta.get("validation"))
     print(f"checkpoint {path}; learning curve {path.with_suffix('.png')}")
     if "best" in (meta.get("validation") or {}):  # nothing validated yet: no agent chosen
         print(f"shipped agent {validation.path}: {meta['validation']['best']['label']}")
+    agent = export_agent(args.out, args.log.name, agent_record(args, meta))
+    print(f"agent for or-ppo: --set agent={agent}")
     print(f"iterations {meta['iteration']}; wall s this run {meta['seconds'] - prior_s:.1f}")
+
+
+def agent_record(args: argparse.Namespace, meta: dict[str, Any]) -> dict[str, Any]:
+    """What an agent file says of its training: log, cluster, observation layout, the command
+    and the validation figures it was chosen on."""
+    validation = {k: v for k, v in (meta.get("validation") or {}).items() if k != "history"}
+    return {
+        "log": args.log.name,
+        "log_file": Path(args.log.path).name,
+        "cluster": {"nodes": args.log.nodes, "cores_per_node": args.log.cores_per_node},
+        "observation": {"history": HISTORY, "per_step": OBSERVATION_SIZE},
+        "command": "htcondor-advisor " + " ".join(sys.argv[1:]),
+        "iterations": meta["iteration"],
+        "validation": validation,
+    }
 
 
 def _train(
@@ -165,10 +185,7 @@ def _train(
                 break
             days = [fit[i] for i in rng.integers(0, len(fit), args.actors)]
             seeds = rng.integers(0, 2**31, args.actors).tolist()
-            tasks = [
-                (args.workload, args.data_dir, d, params, s)
-                for d, s in zip(days, seeds, strict=False)
-            ]
+            tasks = [(args.log, d, params, s) for d, s in zip(days, seeds, strict=False)]
             rollouts = list(pool.map(_play, tasks))
             batch = {
                 key: np.concatenate([getattr(r, key) for r in rollouts])

@@ -14,15 +14,15 @@ import numpy as np
 
 from advisor.lab.parallel import run_parallel
 from plugins.power.ppo import Params, PpoConfig, imitate
-from simulator.dedicated.catalog import load_days
+from simulator.dedicated.catalog import ClusterLog, load_days
 from simulator.dedicated.rollout import teacher_day
 
 
 def _teach(
-    task: tuple[str, str, int, int, Params | None, bool],
+    task: tuple[ClusterLog, int, int, Params | None, bool],
 ) -> tuple[np.ndarray, np.ndarray]:
-    workload, data_dir, day, levels, student, graded = task
-    train, _ = load_days(workload, data_dir)
+    log, day, levels, student, graded = task
+    train, _ = load_days(log)
     return teacher_day(train[day].jobs, levels, student, graded)
 
 
@@ -42,10 +42,7 @@ def warm_start(
         many = args.imitate_days if round_ == 0 else args.dagger_days
         days = rng.choice(fit, min(many, len(fit)), replace=False).tolist()
         student = None if round_ == 0 else params
-        tasks = [
-            (args.workload, args.data_dir, d, args.levels, student, args.graded_release)
-            for d in days
-        ]
+        tasks = [(args.log, d, args.levels, student, args.graded_release) for d in days]
         pairs = run_parallel(_teach, tasks, workers=args.workers, desc=f"OR* days, round {round_}")
         obs += [p[0] for p in pairs]
         act += [p[1] for p in pairs]

@@ -23,7 +23,7 @@ DAY_S = 86400.0
 
 def observe(view: ClusterView) -> np.ndarray:
     """One observation vector, every entry roughly in [0, 1]."""
-    g, c = view.nodes, view.cores_per_node
+    g, c = max(view.nodes, 1), max(view.cores_per_node, 1)  # an empty pool: zeros, not NaN
     counts = np.bincount(view.node_state, minlength=5)[:5] / g
     n_queue = len(view.queue_cores)
     wait_h = (view.promise - view.now) / 3600.0 if math.isfinite(view.promise) else 24.0

@@ -30,8 +30,7 @@ class Rollout:
 
 def run_day(params: Params, jobs: Workload, seed: int, cfg: PpoConfig) -> Rollout:
     """One day under the sampling agent; the day's end is terminal (fixed 1440 steps)."""
-    agent = OrPpoPolicy(PolicyContext({}, seed=seed), {"sample": True})
-    agent.params = params
+    agent = OrPpoPolicy(PolicyContext({}, seed=seed), {"sample": True, "agent": {"params": params}})
     episode = DayEpisode(jobs)
     obs, act, logp, val, rew = [], [], [], [], []
     while not episode.done:
@@ -69,8 +68,7 @@ def teacher_day(
     teacher.bind_oracle(EpisodeOracle(episode))
     driver = None
     if student is not None:
-        driver = OrPpoPolicy(PolicyContext({}))
-        driver.params = student
+        driver = OrPpoPolicy(PolicyContext({}), {"agent": {"params": student}})
     history = History()
     obs, act = [], []
     while not episode.done:

@@ -17,7 +17,7 @@ from plugins.contract.policy import PolicyContext
 from plugins.power.or_ppo import OrPpoPolicy
 from plugins.power.ppo import Params
 from plugins.power.timeout import TimeoutPolicy
-from simulator.dedicated.catalog import load_days
+from simulator.dedicated.catalog import ClusterLog, load_days
 from simulator.dedicated.days import Day
 from simulator.dedicated.episode import DayEpisode, DayMetrics
 
@@ -45,26 +45,23 @@ class Score:
         return self.waste_kj <= bound.waste_kj and self.cycles_per_node <= bound.cycles_per_node
 
 
-def play_training_day(task: tuple[str, str, int, Params | None]) -> DayMetrics:
+def play_training_day(task: tuple[ClusterLog, int, Params | None]) -> DayMetrics:
     """One training day (by position) under the greedy agent ``params``, or T(0) for None."""
-    workload, data_dir, position, params = task
-    train, _ = load_days(workload, data_dir)
+    log, position, params = task
+    train, _ = load_days(log)
     if params is None:
         policy: Any = TimeoutPolicy(PolicyContext({}), {"t": 0.0})
     else:
-        policy = OrPpoPolicy(PolicyContext({}, seed=position))
-        policy.params = params
+        policy = OrPpoPolicy(PolicyContext({}, seed=position), {"agent": {"params": params}})
     return DayEpisode(train[position].jobs).run(policy)
 
 
 Mapper = Callable[[Callable[[Any], DayMetrics], list[Any]], Iterable[DayMetrics]]
 
 
-def score(
-    mapper: Mapper, workload: str, data_dir: str, positions: list[int], params: Params | None
-) -> Score:
+def score(mapper: Mapper, log: ClusterLog, positions: list[int], params: Params | None) -> Score:
     """Totals of waste, cycles, mean delay and unstarted jobs over the validation days."""
-    tasks = [(workload, data_dir, p, params) for p in positions]
+    tasks = [(log, p, params) for p in positions]
     days = list(mapper(play_training_day, tasks))
     return Score(
         waste_kj=sum(d.waste_kj for d in days),

@@ -27,6 +27,7 @@ INT_FIELDS = frozenset(
 )
 INT_HEADER_KEYS = ("UnixStartTime", "MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "TimeZone")
 _KEY = re.compile(r";\s*([A-Za-z]\w*):(?:\s+(.*?))?\s*")
+_LEADING_INT = re.compile(r"([+-]?\d+)(?:$|\s*\()")
 
 
 @dataclass(slots=True)
@@ -223,14 +224,16 @@ class _Header:
 
 
 def _int_header(path: Path_, header: dict[str, str], header_line: dict[str, int]) -> dict[str, int]:
+    """Integer keys; a count may carry a note after it, as the archive writes partitions
+    (CTC-SP2: ``MaxNodes: 338 (batch partition; 512 total)`` is 338)."""
     out: dict[str, int] = {}
     for key in INT_HEADER_KEYS:
         if key in header:
             text = header[key].split("\n")[0].strip()
-            try:
-                out[key] = int(text)
-            except ValueError:
-                raise TraceError(path, header_line[key], key, "an integer", text) from None
+            match = _LEADING_INT.match(text)
+            if match is None:
+                raise TraceError(path, header_line[key], key, "an integer", text)
+            out[key] = int(match.group(1))
     return out
 
 

@@ -20,13 +20,16 @@ from typing import Any
 
 import numpy as np
 
+from advisor.agent_files import shipped_names, with_agent
+from advisor.lab.experiments.power_day import plot_day
 from advisor.lab.parallel import run_parallel
-from advisor.lab.power_checkpoints import checkpoint_path, load_checkpoint, shipped_path
+from advisor.lab.power_checkpoints import checkpoint_path, shipped_path
+from advisor.lab.power_logs import add_log_arguments, chosen_logs
 from plugins.contract.advice import Advice
 from plugins.contract.policy import PolicyContext
 from plugins.contract.registry import policy_class
 from plugins.power.view import ClusterView
-from simulator.dedicated.catalog import CATALOG, default_data_dir, load_days
+from simulator.dedicated.catalog import CATALOG, ClusterLog, load_days
 from simulator.dedicated.episode import DayEpisode
 from simulator.plotting import legend_outside, panels, save
 
@@ -49,25 +52,36 @@ METRICS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_log_arguments(parser, many=True)
     parser.add_argument("--out", default="out/power-table")
-    parser.add_argument("--agents", default="runs/power", help="where train-power wrote agents")
-    parser.add_argument("--data-dir", default=default_data_dir())
-    parser.add_argument("--workloads", nargs="+", default=sorted(CATALOG), choices=sorted(CATALOG))
+    parser.add_argument(
+        "--agents", default="runs/power",
+        help="where train-power wrote agents (DS falls back to the shipped agent of a log)",
+    )  # fmt: skip
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--max-days", type=int, default=None, help="per split (quick looks)")
+    parser.add_argument(
+        "--day", type=int, default=None, help="test day (index) of the node-state plot"
+    )
 
 
-def _play(task: tuple[str, str, str, str, dict[str, Any], str, int, str | None]) -> dict[str, Any]:
-    workload, data_dir, label, name, options, split, position, agent = task
-    train, test = load_days(workload, data_dir)
+def policy_for_day(name: str, options: dict[str, Any], seed: int, agent: str | None) -> Any:
+    """A policy of the table, its agent read from ``agent`` (a file or a shipped name)."""
+    given = options if agent is None else options | {"agent": agent}
+    return policy_class(name)(PolicyContext({}, seed=seed), with_agent(name, given))
+
+
+Task = tuple[ClusterLog, str, str, dict[str, Any], str, int, str | None]
+"""One policy-day: log, label, policy name, options, split, day position, agent."""
+
+
+def _play(task: Task) -> dict[str, Any]:
+    log, label, name, options, split, position, agent = task
+    train, test = load_days(log)
     day = (train if split == "train" else test)[position]
-    policy = policy_class(name)(PolicyContext({}, seed=position), options)
-    if agent is not None:
-        params, _, _ = load_checkpoint(Path(agent))
-        policy.load_state({"params": params})
-    timed = TimedPolicy(policy)
+    timed = TimedPolicy(policy_for_day(name, options, position, agent))
     metrics = DayEpisode(day.jobs).run(timed)
-    row = {"workload": workload, "policy": label, "split": split, "day": day.index}
+    row = {"workload": log.name, "policy": label, "split": split, "day": day.index}
     row |= {"group": day.group, "decision_us": 1e6 * timed.seconds / max(1, timed.calls)}
     return row | asdict(metrics)
 
@@ -91,29 +105,43 @@ class TimedPolicy:
         return advice
 
 
+def agents_of(folder: str, workload: str) -> dict[str, str]:
+    """DS, DS-bc and DS-last files train-power left in ``folder`` for ``workload``; DS alone is
+    the shipped agent when the folder has none and one is shipped."""
+    final = checkpoint_path(folder, workload)
+    found = {
+        "DS": shipped_path(folder, workload),
+        "DS-bc": final.with_name(f"{final.stem}-warm.npz"),
+        "DS-last": final,
+    }
+    agents = {label: str(path) for label, path in found.items() if path.exists()}
+    if "DS" in agents and agents["DS"] == agents.get("DS-last"):
+        del agents["DS-last"]  # no validation choice: DS is already the last iterate
+    if "DS" not in agents and workload in shipped_names():
+        print(f"no agent in {folder} for {workload}: DS is the shipped agent {workload}")
+        agents["DS"] = workload
+    return agents
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if not (args.workloads or args.swf or args.jobs):
+        args.workloads = sorted(CATALOG)
+    logs = chosen_logs(args)
     tasks = []
-    for workload in args.workloads:
-        train, test = load_days(workload, args.data_dir)
-        final = checkpoint_path(args.agents, workload)
-        agents = {
-            "DS": shipped_path(args.agents, workload),
-            "DS-bc": final.with_name(f"{final.stem}-warm.npz"),
-            "DS-last": final,
-        }
+    for log in logs:
+        train, test = load_days(log)
+        agents = agents_of(args.agents, log.name)
         for label, name, options in POLICIES:
-            agent = agents.get(label, final)
-            if label == "DS-last" and agents["DS"] == final:
-                continue  # no validation choice: DS is already the last iterate
-            if name == "or-ppo" and not agent.exists():
-                print(f"no agent {agent} (run train-power {workload}): {label} left out")
+            agent = agents.get(label)
+            if name == "or-ppo" and agent is None:
+                if label == "DS":
+                    print(f"no agent for {log.name} (run train-power): DS left out")
                 continue
-            found = str(agent) if name == "or-ppo" else None
             for split, days in (("train", train), ("test", test)):
                 for i in range(min(len(days), args.max_days or len(days))):
-                    tasks.append((workload, args.data_dir, label, name, options, split, i, found))
+                    tasks.append((log, label, name, options, split, i, agent))
     rows = run_parallel(_play, tasks, workers=args.workers, desc="policy-days")
     with open(out / "days.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -126,6 +154,16 @@ def run(args: argparse.Namespace) -> int:
         writer.writerows(summary)
     print_table(summary)
     plot_fig6(rows, out / "fig6.png")
+    for log in logs:
+        agents = agents_of(args.agents, log.name)
+        policies = {
+            label: policy_for_day(name, options, 0, agents.get(label))
+            for label, name, options in POLICIES
+            if name != "or-ppo" or label in agents
+        }
+        png = out / f"day-{log.name}.png"
+        plot_day(log, args.day, policies, png)
+        print(f"wrote {png}")
     print(f"wrote {out / 'days.csv'}, {out / 'table3.csv'}, {out / 'fig6.png'}")
     return 0
 

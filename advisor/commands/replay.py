@@ -29,6 +29,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="a job idle this long after submission is matched as without advice "
         "(ADVISOR_WAIT_BOUND; default: none)",
     )
+    parser.add_argument(
+        "--control-percent",
+        type=percent,
+        metavar="PERCENT",
+        help="jobs (by a hash of their id) matched as without advice, as the shipped "
+        "ADVISOR_CONTROL_PERCENT does live; per-arm figures for htcondor-advisor report "
+        "(default: none)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(handler=run)
 
@@ -42,6 +50,13 @@ def hours(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of hours, got {text!r}")
     return value * 3600.0
+
+
+def percent(text: str) -> int:
+    """``--control-percent``: a whole percent 1..99 (the expressions compare whole buckets)."""
+    if not (text.isdigit() and 1 <= int(text) <= 99):
+        raise argparse.ArgumentTypeError(f"must be a whole percent from 1 to 99, got {text!r}")
+    return int(text)
 
 
 @contextmanager
@@ -81,7 +96,7 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
         parallel_map=process_map(progress=not args.no_progress),
     )
     with progress_bar(not args.no_progress) as update:
-        rules = PoolRules(wait_bound_s=args.wait_bound)
+        rules = PoolRules(wait_bound_s=args.wait_bound, control_percent=args.control_percent)
         return replay(trace, policy, seed=args.seed, rules=rules, on_progress=update)
 
 

@@ -40,7 +40,7 @@ from simulator.campus.packing import Packer
 from simulator.campus.pool import CampusPool
 from simulator.campus.queue_heads import advance, oldest_heads
 from simulator.campus.shared_pool import SharedPool
-from simulator.campus.unadvised import match_unadvised
+from simulator.campus.unadvised import interleave
 from simulator.engine import Engine
 
 
@@ -107,20 +107,21 @@ class Negotiator:
                 break
             if not group.items:
                 continue
-            if book.unadvised.members:  # released jobs first, as without advice
-                fits = self.pool.fits if isinstance(self.pool, SharedPool) else None
-                match_unadvised(book.unadvised, group, self.rng, fits, self._start)
-            # Partitionable machines pack (packing.py). Single: no advice draws machines as
-            # without the advisor (random's own stream, which reproduced the papers); a minimum
-            # idle time needs each machine's remaining idle time; otherwise advice groups.
-            if self.packer is not None:
-                self.packer.match(family, self.ledger, self.groups, now)
-            elif self.ledger.empty():
-                self._match_neutral(group)
-            elif book.constrained:
-                self._match_ranked(list(group), fresh, now)
-            else:
-                self._match_grouped(family)
+            # Jobs without advice (released, control) draw machines at random in their turn
+            # (unadvised.py). Between them, partitionable machines pack (packing.py). Single: no
+            # advice draws machines as without the advisor (random's own stream, which
+            # reproduced the papers); a minimum idle time needs each machine's remaining idle
+            # time; otherwise advice groups.
+            fits = self.pool.fits if isinstance(self.pool, SharedPool) else None
+            for _ in interleave(book.unadvised, group, self.rng, fits, self._start):
+                if self.packer is not None:
+                    self.packer.match(family, self.ledger, self.groups, now)
+                elif self.ledger.empty():
+                    self._match_neutral(group)
+                elif book.constrained:
+                    self._match_ranked(list(group), fresh, now)
+                else:
+                    self._match_grouped(family)
         book.constrained_added = False
         kept_off = book.idle_total - len(book.constrained)
         wake = [t for t in (self.ledger.next_expiry(), book.unadvised.next_due()) if t is not None]

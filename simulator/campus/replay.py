@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from plugins.contract.control import CONTROL, arm_of
 from plugins.contract.events import (
     ALL_EVENT_KINDS,
     ALL_POWER_STATES,
@@ -187,6 +188,9 @@ def build_world(
         source = AskedPolicy(power or advisor, pool.index)
     negotiator = Negotiator(engine, pool, book, source, rng, job_index, negotiation_interval)
     book.unadvised.bound_s = rules.wait_bound_s
+    if rules.control_percent:  # the control group: matched as without advice from submission
+        pct = rules.control_percent
+        book.unadvised.control = {j for j, i in enumerate(book.ids) if arm_of(i, pct) == CONTROL}
     book.on_queued = listener.machine_freed = negotiator.request  # direct: ~0.5 M calls a month
 
     owners, jobs, down = trace.owners, trace.jobs, trace.unavailability

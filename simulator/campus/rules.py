@@ -17,6 +17,7 @@ class PoolRules:
         reboot_hour: float = 3.0,
         claim_leftovers: bool = True,
         wait_bound_s: float | None = None,
+        control_percent: float | None = None,
     ) -> None:
         self.sleep_open_s = sleep_open_s
         self.sleep_closed_s = sleep_closed_s
@@ -28,3 +29,6 @@ class PoolRules:
         self.wait_bound_s = wait_bound_s
         """A job idle this long after its submission is matched as without advice
         (``ADVISOR_WAIT_BOUND``; unadvised.py). None: advice may keep a job waiting forever."""
+        self.control_percent = control_percent
+        """The share of jobs (by their id) matched as without advice (``ADVISOR_CONTROL_PERCENT``;
+        unadvised.py). None: no control group."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from plugins.contract.control import ARMS, CONTROL
 from simulator.campus.job_book import DONE, REMOVED
 from simulator.campus.replay import ReplayResult
 
@@ -105,7 +106,34 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
     if bound is not None:  # the starvation bound: how many jobs it released (unadvised.py)
         released = sum(1 for j in book.unadvised.released if j < len(book.ids))  # no replicas
         summary["wait_bound"] = {"bound_s": bound, "released_jobs": released}
+    if result.book.unadvised.control:
+        summary["control"] = _arms(result)
     return summary
+
+
+def _arms(result: ReplayResult) -> dict[str, Any]:
+    """Per arm of the control group, the figures ``htcondor-advisor report`` estimates from."""
+    book, end = result.book, result.trace.end
+    control = book.unadvised.control
+    arms: dict[str, Any] = {}
+    for arm in ARMS:
+        rows = [
+            j
+            for j in range(len(book.ids))
+            if book.submit_t[j] < end and (j in control) == (arm == CONTROL)
+        ]
+        done = [j for j in rows if book.status[j] == DONE]
+        energy = sum(book.good_wh[j] + book.wasted_wh[j] for j in rows)
+        overhead = [book.finish[j] - book.submit_t[j] - book.runtime[j] for j in done]
+        arms[arm] = {
+            "jobs": len(rows),
+            "completed": len(done),
+            "energy_wh": energy,
+            "wasted_wh": sum(book.wasted_wh[j] for j in rows),
+            "energy_wh_per_completed": energy / len(done) if done else None,
+            "overhead_min_mean": float(np.mean(overhead)) / 60.0 if done else None,
+        }
+    return arms
 
 
 def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> None:
@@ -130,15 +158,19 @@ def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> N
     table = np.column_stack([c[keep] for c in cols])
     bounded = book.unadvised.bound_s is not None  # then a column: released by the bound
     released = book.unadvised.released  # the trace's jobs (replicas were folded in)
-    flags = [str(int(j in released)) for j in np.flatnonzero(keep).tolist()]
+    control = book.unadvised.control  # then a column: the job's arm
+    kept = np.flatnonzero(keep).tolist()
+    flags = [str(int(j in released)) for j in kept]
+    arms = [",control" if j in control else ",treated" for j in kept]
     with (out / "jobs.csv").open("w") as fh:
         fh.write("job_id,submit,finish,attempts,overhead_s,good_wh,wasted_wh")
-        fh.write(",released\n" if bounded else "\n")
-        for job_id, row, flag in zip(ids, table.tolist(), flags, strict=True):
+        fh.write(",released" if bounded else "")
+        fh.write(",arm\n" if control else "\n")
+        for job_id, row, flag, arm in zip(ids, table.tolist(), flags, arms, strict=True):
             s, f, a, o, g, w = row
             fin = "" if f != f else f"{f:.0f}"
             ovh = "" if o != o else f"{o:.0f}"
-            end = f",{flag}\n" if bounded else "\n"
+            end = (f",{flag}" if bounded else "") + (arm if control else "") + "\n"
             fh.write(f"{job_id},{s:.0f},{fin},{int(a)},{ovh},{g:.3f},{w:.3f}{end}")
 
 

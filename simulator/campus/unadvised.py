@@ -1,20 +1,27 @@
-"""Jobs matched as without advice: those the advice kept waiting past the starvation bound.
+"""Jobs matched as without advice: those the advice kept waiting past the starvation bound, and
+the control group.
 
 A job still idle ``bound_s`` after its submission is released (``ADVISOR_WAIT_BOUND`` in
 ``deploy/common/40``: its advice terms turn neutral): from then on, its attempts and re-queues
 included, it is matched as on a pool without the advisor, oldest first onto a free machine drawn
 at random, awake ones first, holds and negative ranks ignored. Advice keeps jobs waiting only
 where the policy advises: a pool without any advice (random placement) releases nothing, so its
-own random stream is untouched.
+own random stream is untouched. A control job (``ADVISOR_CONTROL``, its arm decided by its id in
+``plugins/contract/control.py``) is such a job from its submission; as the negotiator offers
+every job in its turn, control jobs then take their machines in age order among the advised ones
+(``interleave``), so that neither arm jumps the queue of the other.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from simulator.indexed_set import IndexedSet
+
+NO_CUTOFF = (math.inf, 0)
 
 
 class Unadvised:
@@ -29,9 +36,14 @@ class Unadvised:
         """Every entry released in the replay (reported per job)."""
         self.ages: list[tuple[float, int]] = []
         """Advised queued entries by submit time, for the bound (lazy: stale entries stay)."""
+        self.control: set[int] = set()
+        """The control group's jobs (empty: no control group)."""
+        self.before = NO_CUTOFF
+        """Advised jobs are matched only while their (submit time, entry) is below this, as
+        the schedd offers jobs by ``QDate``, then job id (``interleave``)."""
 
     def admits(self, j: int) -> bool:
-        return j in self.released
+        return j in self.released or j in self.control
 
     def add(self, j: int, submit_t: float) -> None:
         heapq.heappush(self.queue, (submit_t, j))
@@ -79,3 +91,38 @@ def match_unadvised(
             continue
         used.add(m)
         start(j, m)
+
+
+def interleave(
+    unadvised: Unadvised,
+    group: IndexedSet,
+    rng: Any,
+    fits: Callable[[int, int], bool] | None,
+    start: Callable[[int, int], None],
+) -> Iterator[None]:
+    """Yield whenever the caller should match the advised jobs submitted before
+    ``unadvised.before``; in between, each queued unadvised job, oldest first, takes a machine
+    of ``group`` drawn at random. Without a control group the released jobs (the oldest, by
+    their bound) all go first, and the advised jobs follow."""
+    if not unadvised.control:
+        if unadvised.members:
+            match_unadvised(unadvised, group, rng, fits, start)
+        yield
+        return
+    unadvised.oldest()
+    try:
+        for t, j in list(unadvised.queue):
+            unadvised.before = (t, j)
+            yield
+            if not group.items:
+                return
+            if fits is None:
+                start(j, group.items[int(rng.integers(len(group.items)))])
+            else:
+                m = next((m for m in group.sample(rng, len(group.items)) if fits(j, m)), None)
+                if m is not None:
+                    start(j, m)
+        unadvised.before = NO_CUTOFF
+        yield
+    finally:
+        unadvised.before = NO_CUTOFF

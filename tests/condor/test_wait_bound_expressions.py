@@ -30,7 +30,7 @@ def evaluate(
     import classad2
 
     now = time.time()
-    macros = {**deploy_macros(), "ADVISOR_WAIT_BOUND": str(bound)}
+    macros = {**deploy_macros(), "ADVISOR_WAIT_BOUND": str(bound), "ADVISOR_CONTROL_PERCENT": "0"}
     machine = classad2.ClassAd(ad)
     for key, value in advice_attributes(advice, now - 10, now + 600, "t/1").items():
         machine[key] = value

@@ -21,6 +21,7 @@ COMMANDS = {  # name: (module in advisor.commands, one-line help)
     "run": ("run", "run the advisor daemon (live, or the digital twin)"),
     "check-config": ("check_config", "validate a daemon configuration file"),
     "explain": ("explain", "why a machine has its advice"),
+    "report": ("report", "the control group's estimate of the advice's effect"),
     "bench-daemon": ("bench_daemon", "measure the daemon (cycle CPU, memory, crashes)"),
     "trace": ("trace_export", "trace files from a live advisor's observations"),
     "train-power": ("train_power", "train the or-ppo power agent (paper 001)"),

@@ -36,6 +36,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot-interval", help="override state.snapshot_interval")
     parser.add_argument("--listen", help="override publish.listen (HOST:PORT, port 0: any)")
     parser.add_argument("--out", type=Path, help="twin: write summary.json and jobs.csv here")
+    parser.add_argument(
+        "--control-percent", type=int, help="override control.percent (the control group)"
+    )
     parser.add_argument("--once", action="store_true", help="run one cycle, snapshot, exit")
     parser.add_argument("--dry-run", action="store_true", help="compute and log, publish nothing")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -69,6 +72,8 @@ def overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         out.setdefault("publish", {})["listen"] = args.listen
     if args.dry_run:
         out.setdefault("publish", {})["dry_run"] = True
+    if args.control_percent is not None:
+        out.setdefault("control", {})["percent"] = args.control_percent
     return out
 
 

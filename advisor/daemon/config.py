@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.daemon import fields as f
+from advisor.daemon.config_control import CONTROL_KEYS
 from advisor.daemon.config_errors import FAILED, Problems
 from advisor.daemon.config_file import merge, read_yaml
 from advisor.daemon.config_host import check_host
@@ -80,6 +81,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
         "keep": Key(lambda v, p: f.integer(v, p, lo=1, hi=1000), 5, "snapshots kept"),
     },
     "metrics": {"enabled": Key(f.boolean, True, "serve /metrics")},
+    "control": CONTROL_KEYS,
     "logging": {
         "level": Key(
             lambda v, p: f.choice(str(v).upper(), p, f.LOG_LEVELS),
@@ -101,6 +103,7 @@ class DaemonConfig:
     state: dict[str, Any]
     metrics: dict[str, Any]
     logging: dict[str, Any]
+    control: dict[str, Any]
     source: str = "<defaults>"
 
     @property

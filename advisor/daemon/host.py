@@ -19,17 +19,20 @@ from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource
-from plugins.contract.advice import Advice
-from plugins.contract.events import AttemptEnded, Event
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice
+from plugins.contract.control import TREATED, arm_of
+from plugins.contract.events import AttemptEnded, Event, JobQueued, JobRemoved
 from plugins.contract.policy import MachineInfo, Policy, PoolView
 
 log = logging.getLogger("htcondor_advisor.host")
 EMPTY_VIEW = PoolView(machines=(), idle_jobs_by_prior_hours=())
 RECENT_PER_MACHINE = 10
+JOB_EVENTS = (JobQueued, JobRemoved, AttemptEnded)
 
 
 def event_record(event: Event) -> dict[str, Any]:
@@ -72,6 +75,13 @@ class PolicyHost:
         self.unknown_machine_events = 0
         self.unpublished_said: set[str] = set()
         """Events naming a machine the pool never showed (not fed: no policy can place there)."""
+        self.control: ControlGroup | None = None
+        """The control group's accounting and guard (``control.percent`` > 0)."""
+
+    @property
+    def withheld(self) -> bool:
+        """Whether the control group's guard publishes neutral advice now."""
+        return self.control is not None and self.control.withheld
 
     @property
     def lifetime_s(self) -> float:
@@ -140,6 +150,8 @@ class PolicyHost:
                 ring.append(event)
             if kind is AttemptEnded:
                 self.metrics.rewards.labels(event.outcome.value).inc()  # type: ignore[union-attr]
+            if self.control is not None and kind in JOB_EVENTS:
+                self.control.book.observe(event)
         for name, count in kinds.items():
             self.metrics.events.labels(name).inc(count)
         for name, count in learned.items():  # once per kind, not per event (the twin's millions)
@@ -164,6 +176,12 @@ class PolicyHost:
             self.decided = self.policy.advise(view, now)
             machines = self.standing.update(view, self.decided, now)
             advice = Advice(machines, self.decided.jobs)
+            if self.control is not None:  # control jobs get no job advice; the guard, none
+                pct = self.control.book.percent
+                jobs = {j: a for j, a in advice.jobs.items() if arm_of(j, pct) == TREATED}
+                if self.control.judge(now):
+                    machines, jobs = dict.fromkeys(machines, NEUTRAL_MACHINE_ADVICE), {}
+                advice = Advice(machines, jobs)
             self.cycles += 1
             self.metrics.decisions.inc(len(advice.machines))
             self._count_unpublished(self.decided)
@@ -223,6 +241,7 @@ class PolicyHost:
                 "cursor": self.source.cursor(),
                 "recent": {m: [event_record(e) for e in ring] for m, ring in self.recent.items()},
                 "counters": {"events": self.events_seen, "cycles": self.cycles},
+                **({"control": self.control.state_dict()} if self.control is not None else {}),
             }
 
     def restore(self, state: Mapping[str, Any]) -> None:
@@ -238,6 +257,8 @@ class PolicyHost:
             self.join({info.name: info for info in machines})  # what the state names
             self.policy.load_state(saved["state"])
             self.source.restore(state["cursor"])
+            if self.control is not None and "control" in state:
+                self.control.load_state(state["control"])
             self.events_seen = int(state["counters"]["events"])
             self.cycles = int(state["counters"]["cycles"])
 

@@ -16,6 +16,7 @@ from advisor.daemon.access import Access, exposure_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
 from advisor.daemon.config_file import one_line
+from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.explain import UnknownMachine, explain_machine
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.host import PolicyHost
@@ -72,6 +73,8 @@ class Daemon:
         )
         if machines is not None:
             self.host.machines = machines
+        if config.control["percent"] > 0:
+            self.host.control = ControlGroup(config.control, self.metrics)
         self.store = StateStore(config.state["directory"], config.state["keep"])
         self.server: AdviceServer | None = None
         self.reloads = 0

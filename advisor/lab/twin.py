@@ -79,7 +79,8 @@ class TwinPool:
 class NegotiatorBridge:
     """What the simulator's negotiator asks in the twin (an ``AdviceSource``): one negotiation =
     one daemon cycle; the negotiator reads the daemon's own ledger, unless nothing reaches the
-    twin's sink (a dry run), when the pool sees no advice at all.
+    twin's sink (a dry run) or the control group's guard withholds advice, when the pool sees no
+    advice at all.
 
     The daemon numbers machines as they join, and the twin shows them all at once in the
     inventory's order, so the ledger's numbers are the simulated pool's."""
@@ -98,17 +99,20 @@ class NegotiatorBridge:
     @property
     def ledger(self) -> AdviceLedger:
         host = self.host
-        return self.unpublished if host is None or host.dry_run else host.standing.ledger
+        if host is None or host.dry_run or host.withheld:  # withheld: by the guard
+            return self.unpublished
+        return host.standing.ledger
 
     def resolve(self, view: PoolView, numbers: Sequence[int], now: float) -> Resolved:
         """Run one cycle; what it took into the ledger, if it reached the twin's sink."""
         twin, host = self.twin, self.host
         assert host is not None
         twin.view, twin.delivered = view, False
+        before = self.ledger
         host.cycle(now)
         twin.view = EMPTY_VIEW
-        if not twin.delivered:
-            return Resolved(Taken(), {})
+        if not twin.delivered or host.withheld or self.ledger is not before:
+            return Resolved(Taken(), {})  # a switched ledger is filed anew next cycle
         return Resolved(host.standing.taken, host.decided.jobs)
 
 

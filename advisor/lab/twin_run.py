@@ -62,7 +62,8 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     oracle = TraceOracle(trace) if policy_class(config.policy["name"]).NEEDS_ORACLE else None
     twin = TwinPool(pool, machines)
     bridge = NegotiatorBridge(twin)
-    world = build_world(trace, bridge, pool["seed"], PoolRules(), 60.0, twin.emit, twin.emit)
+    rules = PoolRules(control_percent=config.control["percent"] or None)  # as ADVISOR_CONTROL
+    world = build_world(trace, bridge, pool["seed"], rules, 60.0, twin.emit, twin.emit)
     engine = world.engine
     twin.clock = engine.now
     daemon = Daemon(config, make_policy(config, machines, oracle), twin, [twin], engine.now)

@@ -69,7 +69,7 @@ def from_replay(out: Path) -> tuple[list[Sample], dict[str, Any]]:
         done = bool(row["finish"])
         overhead = float(row["overhead_s"]) if done else None
         samples.append((row["arm"], energy, done, overhead))
-    return samples, {"source": str(jobs), "percent": control.get("percent")}
+    return samples, {"source": str(jobs)}
 
 
 def plot(figures: list[Figure], path: Path) -> Path:
@@ -114,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
             f"source         {about['source']}"
             + (f" (saved {about['at']})" if "at" in about else "")
         )
+        share = f"{about['percent']}% configured" if "percent" in about else "split"
         print(
-            f"control group  {about['percent']}% of jobs; jobs (completed): "
+            f"control group  {share}; jobs (completed): "
             f"treated {counts['treated'][0]} ({counts['treated'][1]}), "
             f"control {counts['control'][0]} ({counts['control'][1]})"
         )

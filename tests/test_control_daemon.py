@@ -154,3 +154,13 @@ def test_report_without_a_control_group_is_one_line(tmp_path: Path, capsys: Any)
     assert main(["report", "--state-dir", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no such state directory" in err[0]
+
+
+def test_a_pool_percent_other_than_the_daemons_is_said() -> None:
+    from advisor.condor.factory import control_mismatch
+
+    assert control_mismatch("10", 10) is None and control_mismatch(" 10 ", 10) is None
+    assert control_mismatch(None, 0) is None
+    assert control_mismatch(None, 10) == "ADVISOR_CONTROL_PERCENT is not set in HTCondor"
+    assert control_mismatch("5", 10) == "ADVISOR_CONTROL_PERCENT is 5 in HTCondor"
+    assert "not a whole number" in str(control_mismatch("$(X)", 10))

@@ -139,6 +139,7 @@ def live_pool_settings(config: DaemonConfig, policy_label: str) -> dict[str, Any
         "state_dir": str(config.state["directory"]) if journal else None,
         "advice_lifetime_s": config.publish["advice_lifetime"],
         "policy": policy_label,
+        "control_percent": config.control["percent"],
     }
 
 

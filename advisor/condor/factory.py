@@ -14,6 +14,7 @@ for machines without an ``AdvisorMachineType`` [Normal: 57/40/2]; ``types`` watt
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,32 @@ def read_token(path: Path) -> str:
         ) from None
 
 
+def control_mismatch(pool_value: str | None, percent: int) -> str | None:
+    """Why the pool's ``ADVISOR_CONTROL_PERCENT`` (this host's HTCondor configuration, the
+    central manager's, which has deploy/common/40) and ``control.percent`` disagree, or None:
+    the daemon would count the jobs the expressions leave without advice in the wrong arm."""
+    if pool_value is None:
+        return None if percent == 0 else "ADVISOR_CONTROL_PERCENT is not set in HTCondor"
+    try:
+        pool = int(pool_value.strip())
+    except ValueError:
+        return f"ADVISOR_CONTROL_PERCENT is {pool_value!r}, not a whole number"
+    return None if pool == percent else f"ADVISOR_CONTROL_PERCENT is {pool} in HTCondor"
+
+
 def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
     import htcondor2
+
+    mismatch = control_mismatch(
+        htcondor2.param.get("ADVISOR_CONTROL_PERCENT"), int(config.get("control_percent", 0))
+    )
+    if mismatch is not None:
+        logging.getLogger("htcondor_advisor.control").warning(
+            "control.percent is %s but %s: the per-arm figures and the guard count jobs in the "
+            "wrong arm; set both to the same number (docs/control-group.md)",
+            config.get("control_percent", 0),
+            mismatch,
+        )
 
     token_file = config.get("token_file")
     token = read_token(Path(token_file)) if token_file else None

@@ -81,7 +81,8 @@ def test_report_predicted_by_the_replay_and_against_the_full_pool(
     assert main(["replay", *SCENARIO, "--policy", policy, *split]) == 0
     assert (out / "jobs.csv").read_text() == (tmp_path / "twin" / "jobs.csv").read_text()
     live = report(capsys, "--state-dir", str(tmp_path / "state"))
-    predicted = report(capsys, "--replay", str(out))
+    predicted = report(capsys, "--replay", str(out), "--png", str(tmp_path / "effect.png"))
+    assert (tmp_path / "effect.png").stat().st_size > 1000
     for name, effect in live.items():
         # the same jobs; jobs.csv rounds overheads to the second
         assert effect["treated"] == pytest.approx(predicted[name]["treated"], rel=1e-4)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,5 +130,5 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"intervals: percentile bootstrap, {RESAMPLES} resamples of jobs within each arm")
     if args.png is not None:
-        print(f"wrote {plot(figures, args.png)}")
+        print(f"wrote {plot(figures, args.png)}", file=sys.stderr if args.json else sys.stdout)
     return 0

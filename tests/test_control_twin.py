@@ -29,7 +29,8 @@ POOL = {"kind": "sim", "scenario": "campus", "days": 28, "scale": 0.1, "seed": 1
 SCENARIO = ["--scenario", "campus", "--days", "28", "--scale", "0.1", "--seed", "1"]
 
 
-def twin(tmp: Path, policy: str, control: dict[str, Any]) -> Any:
+def twin(tmp: Path, policy: str, control: dict[str, Any], stop_at: float = 2.0) -> Any:
+    tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / "advisor.yaml"
     config = {
         "pool": POOL,
@@ -39,7 +40,14 @@ def twin(tmp: Path, policy: str, control: dict[str, Any]) -> Any:
         "control": {"percent": 10, **control},
     }
     path.write_text(yaml.safe_dump(config))
-    return run_twin(load_config(path), Control(), TwinOptions(out=tmp / "twin", config_path=path))
+    stop = Control()
+
+    def progress(fraction: float) -> None:
+        if fraction >= stop_at:
+            stop.stop.set()
+
+    options = TwinOptions(out=tmp / "twin", config_path=path, on_progress=progress)
+    return run_twin(load_config(path), stop, options)
 
 
 def report(capsys: Any, *where: str) -> dict[str, Any]:
@@ -110,9 +118,8 @@ class HoldFreed(Policy):
         return Advice(machines={m.name: held for m in view.machines})
 
 
-def test_a_harmful_policy_trips_the_guard_within_a_day(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
-) -> None:
+@pytest.fixture
+def harmful_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     class Registered:  # stands in for the entry point a package would declare
         name = HoldFreed.NAME
 
@@ -124,6 +131,11 @@ def test_a_harmful_policy_trips_the_guard_within_a_day(
     monkeypatch.setattr(
         plugins.contract.registry, "registered", lambda: {**real(), HoldFreed.NAME: Registered()}
     )
+
+
+def test_a_harmful_policy_trips_the_guard_within_a_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any, harmful_registered: None
+) -> None:
     published: list[tuple[float, bool]] = []
 
     def publish(self: TwinPool, advice: Advice, now: float) -> None:
@@ -152,6 +164,18 @@ def test_a_harmful_policy_trips_the_guard_within_a_day(
     )
     after = [held for t, held in published if trips[0] < t < end]
     assert after and not any(after)  # neutral advice only, until the guard releases
+
+
+def test_a_resumed_twin_guards_as_the_uninterrupted_one(
+    tmp_path: Path, harmful_registered: None
+) -> None:
+    """The pool re-simulated up to the snapshot withholds advice when the stopped daemon did."""
+    guard = {"guard_window": "1d", "guard_min_jobs": 10}
+    assert twin(tmp_path / "a", HoldFreed.NAME, guard).finished
+    assert not twin(tmp_path / "b", HoldFreed.NAME, guard, stop_at=0.4).finished
+    assert twin(tmp_path / "b", HoldFreed.NAME, guard).finished
+    jobs = [(tmp_path / d / "twin" / "jobs.csv").read_text() for d in ("a", "b")]
+    assert jobs[0] == jobs[1]
 
 
 def enough_completions(jobs: Path, count: int, window: float) -> float:

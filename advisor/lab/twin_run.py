@@ -12,6 +12,7 @@ from typing import Any
 from apscheduler.triggers.cron import CronTrigger
 
 from advisor.daemon.config import DaemonConfig
+from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.logs import iso
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon, make_policy
@@ -73,6 +74,8 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     if resume_at is not None:
         log.info("re-simulating the pool up to the snapshot's time %s", iso(resume_at))
         bridge.host = shadow_host(make_policy(config, machines, oracle), twin, lifetime, engine.now)
+        if config.control["percent"]:  # its guard acts as the stopped daemon's did
+            bridge.host.control = ControlGroup(config.control, None)
     else:
         bridge.host = daemon.host
     address = daemon.start_endpoint()

@@ -32,7 +32,8 @@ def add_log_arguments(parser: argparse.ArgumentParser, many: bool = False) -> No
 def chosen_logs(args: argparse.Namespace) -> list[ClusterLog]:
     """The logs named by ``args``; a shape flag without a file of its own is refused, since the
     catalogued logs keep the shapes of the papers' machines."""
-    names = getattr(args, "workloads", None) or ([args.workload] if args.workload else [])
+    one = getattr(args, "workload", None)  # train-power: one name; power-table: --workloads
+    names = [one] if one else list(getattr(args, "workloads", None) or [])
     own = [flag for flag in ("swf", "jobs") if getattr(args, flag)]
     flags = {"nodes": "--nodes", "cores_per_node": "--cores-per-node", "partition": "--partition"}
     given = [flag for key, flag in flags.items() if getattr(args, key) is not None]

@@ -70,6 +70,7 @@ class OrPpoPolicy(PowerPolicy):
         self.last: tuple[np.ndarray, int, float, float] | None = None
         self.last_view: ClusterView | None = None
         self.trained: dict[str, Any] = {}
+        self.restored: dict[str, Any] = {}
         agent = self.options["agent"]
         if not agent:
             raise OptionError(
@@ -100,7 +101,7 @@ class OrPpoPolicy(PowerPolicy):
     def explain(self, machine: str) -> dict[str, Any]:
         """The reservation of the last decision, the action behind it and what the agent saw."""
         if self.last is None or self.last_view is None:
-            return {}
+            return self.restored  # rebuilt from a snapshot: its last decision, as saved
         view, (_, action, logp, _) = self.last_view, self.last
         levels, g = self.options["levels"], view.nodes
         counts = np.bincount(view.node_state, minlength=5)
@@ -116,7 +117,7 @@ class OrPpoPolicy(PowerPolicy):
                     "queued jobs": len(view.queue_cores),
                     "first job starts in min": waiting_min,
                 },
-                "agent": self.trained.get("file", self.options["agent"]),
+                "agent": self.trained.get("file", str(self.trained.get("log", "given weights"))),
                 "trained for": trained or "not recorded",
             }
         }
@@ -124,13 +125,15 @@ class OrPpoPolicy(PowerPolicy):
     def state_dict(self) -> dict[str, Any]:
         if self.params is None:
             return {}
-        return {"params": {k: v.tolist() for k, v in self.params.items()}, "meta": self.trained}
+        weights = {k: v.tolist() for k, v in self.params.items()}
+        return {"params": weights, "meta": self.trained, "explained": self.explain("")}
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         if "params" not in state:
             return
         params = {k: np.asarray(v, dtype=np.float32) for k, v in state["params"].items()}
         self.trained = dict(state.get("meta", self.trained))
+        self.restored = dict(state.get("explained", {}))
         width, wanted = params["w1"].shape[0], HISTORY * OBSERVATION_SIZE
         if width != wanted:
             raise OptionError(

@@ -1,12 +1,14 @@
-"""``experiment power-table``: paper 001's Table 3 and figure 6 on the dedicated-cluster logs.
+"""``experiment power-table``: paper 001's Table 3 and figure 6 on the catalogued logs or a
+site's own (``--swf``, ``--jobs``).
 
 Every policy (T(0), T(1), T(5), OR*, or-ppo when a trained agent exists) plays every day of each
 workload; ``days.csv`` has one row per policy and day, ``table3.csv`` the avg/std/min/max per
 policy, workload and split, and ``fig6.png`` the cumulative daily waste (normalised by the largest
-policy's total), training days left of the dashed line and test days right of it. ``DS`` is the
-trained agent train-power chose on its validation days (``-best``, else its last checkpoint),
-``DS-bc`` the agent right after its warm start and ``DS-last`` the last PPO iterate (both when
-train-power kept them).
+policy's total), training days left of the dashed line and test days right of it;
+``day-<log>.png`` shows one test day's node states under each policy. ``DS`` is the
+trained agent train-power chose on its validation days (``-best``, else its last checkpoint; the
+shipped agent of a catalogued log when ``--agents`` has none), ``DS-bc`` the agent right after
+its warm start and ``DS-last`` the last PPO iterate (both when train-power kept them).
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--max-days", type=int, default=None, help="per split (quick looks)")
     parser.add_argument(
+        "--splits", nargs="+", default=["train", "test"], choices=["train", "test"],
+        help="which days to play (test alone: what a new log's agent is judged on)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--policies", nargs="+", default=[label for label, _, _ in POLICIES],
+        choices=[label for label, _, _ in POLICIES], metavar="LABEL",
+        help="rows of the table (default all: T(0) T(1) T(5) OR* DS DS-bc DS-last)",
+    )  # fmt: skip
+    parser.add_argument(
         "--day", type=int, default=None, help="test day (index) of the node-state plot"
     )
 
@@ -105,6 +116,10 @@ class TimedPolicy:
         return advice
 
 
+def chosen(labels: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [p for p in POLICIES if p[0] in labels]
+
+
 def agents_of(folder: str, workload: str) -> dict[str, str]:
     """DS, DS-bc and DS-last files train-power left in ``folder`` for ``workload``; DS alone is
     the shipped agent when the folder has none and one is shipped."""
@@ -133,13 +148,15 @@ def run(args: argparse.Namespace) -> int:
     for log in logs:
         train, test = load_days(log)
         agents = agents_of(args.agents, log.name)
-        for label, name, options in POLICIES:
+        for label, name, options in chosen(args.policies):
             agent = agents.get(label)
             if name == "or-ppo" and agent is None:
                 if label == "DS":
                     print(f"no agent for {log.name} (run train-power): DS left out")
                 continue
             for split, days in (("train", train), ("test", test)):
+                if split not in args.splits:
+                    continue
                 for i in range(min(len(days), args.max_days or len(days))):
                     tasks.append((log, label, name, options, split, i, agent))
     rows = run_parallel(_play, tasks, workers=args.workers, desc="policy-days")
@@ -158,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         agents = agents_of(args.agents, log.name)
         policies = {
             label: policy_for_day(name, options, 0, agents.get(label))
-            for label, name, options in POLICIES
+            for label, name, options in chosen(args.policies)
             if name != "or-ppo" or label in agents
         }
         png = out / f"day-{log.name}.png"
@@ -189,14 +206,20 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def print_table(summary: list[dict[str, Any]]) -> None:
-    print(f"{'workload':8} {'split':5} {'policy':6} {'days':>4} {'waste MJ':>9} {'cyc/node':>8} "
-          f"{'slowdown':>8} {'delay s':>8} {'stretch':>7} {'µs/dec':>7}")  # fmt: skip
+    """Totals per workload, split and policy; waste also as a share of T(5)'s on the same days."""
+    t5 = {(s["workload"], s["split"]): s["waste_mj_total"] for s in summary
+          if s["policy"] == "T(5)"}  # fmt: skip
+    w = max([8, *(len(s["workload"]) for s in summary)])
+    print(f"{'workload':{w}} {'split':5} {'policy':7} {'days':>4} {'waste MJ':>9} {'%T(5)':>6} "
+          f"{'cyc/node':>8} {'slowdown':>8} {'delay s':>8} {'stretch':>7} {'µs/d':>6}")  # fmt: skip
     for s in summary:
+        base = t5.get((s["workload"], s["split"]))
+        share = f"{100 * s['waste_mj_total'] / base:6.2f}" if base else f"{'-':>6}"
         print(
-            f"{s['workload']:8} {s['split']:5} {s['policy']:6} {s['days']:4d} "
-            f"{s['waste_mj_total']:9.1f} {s['switch_offs_per_node_total']:8.1f} "
-            f"{s['slowdown_avg']:8.2f} {s['delay_s_avg']:8.1f} {s['stretch_avg']:7.3f} "
-            f"{s['decision_us_avg']:7.0f}"
+            f"{s['workload']:{w}} {s['split']:5} {s['policy']:7} {s['days']:4d} "
+            f"{s['waste_mj_total']:9.2f} {share} {s['switch_offs_per_node_total']:8.2f} "
+            f"{s['slowdown_avg']:8.2f} {s['delay_s_avg']:8.2f} {s['stretch_avg']:7.3f} "
+            f"{s['decision_us_avg']:6.0f}"
         )
 
 

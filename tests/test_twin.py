@@ -28,7 +28,7 @@ def figures(path: Path) -> dict[str, Any]:
     return summary
 
 
-@pytest.mark.parametrize("policy", ["random", "crystal", "bandit-cluster"])
+@pytest.mark.parametrize("policy", ["random", "crystal", "bandit-cluster", "frugal"])
 def test_twin_ends_with_the_replay_figures(tmp_path: Path, policy: str) -> None:
     common = [*SCENARIO, "--policy", policy]
     assert main(["replay", "--scenario", "campus", *common, "--out", str(tmp_path / "r")]) == 0

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tracekit import H, Recorder, inventory, trace
+from tracekit import MONDAY, H, Recorder, inventory, trace
 
 from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.events import AttemptStarted, Event
 from plugins.contract.policy import Policy, PolicyContext, PoolView
 from simulator.campus.job_book import DONE
 from simulator.campus.replay import ReplayResult, machine_infos, replay
@@ -80,3 +81,40 @@ def test_a_pool_without_advice_is_the_same_with_a_bound() -> None:
         return summary
 
     assert figures(None) == figures(H)  # the fourth job waits 30 h: no advice kept it
+
+
+class KeepOffTheRequeued(Policy):
+    """Keeps jobs that ran before (class 1 and up) off every machine, and notes each start."""
+
+    NAME = "keep-off-requeued"
+    WANTS = frozenset({AttemptStarted})
+
+    def __init__(self, context: PolicyContext, options: Any = None) -> None:
+        super().__init__(context, options)
+        self.starts: list[float] = []
+
+    def observe(self, event: Event) -> None:
+        assert isinstance(event, AttemptStarted)
+        self.starts.append(event.time)
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        row = (5.0,) + (-1.0,) * 23
+        return Advice(
+            machines={m.name: MachineAdvice(rank_by_prior_hours=row) for m in view.machines}
+        )
+
+
+def test_the_bound_counts_the_waiting_only_and_a_released_job_stays_released() -> None:
+    # A 30-hour job submitted at 20:00 runs until the 03:00 reboot evicts it; requeued as class
+    # 7 it is kept off, and released once it has waited 3 hours in all: 3 hours after it was
+    # requeued (a bound counted from its submission would have released it at once). Evicted
+    # again by the next reboot, it starts again at once: released for good, it is never held
+    # again (held each morning for the bound, a long job could miss its only window each day).
+    tr = trace(inventory(1), jobs=[(20 * H, 30 * H, float("inf"))], days=4)
+    policy = KeepOffTheRequeued(PolicyContext(machine_infos(tr), seed=1))
+    replay(tr, policy, seed=1, rules=PoolRules(wait_bound_s=BOUND_S))
+    first, second, third = (t - MONDAY for t in policy.starts[:3])
+    assert first - 20 * H < CYCLE_S
+    reboot = 27 * H  # 03:00 the next day
+    assert reboot + BOUND_S <= second <= reboot + BOUND_S + 10 * CYCLE_S, (second - reboot) / H
+    assert 0 <= third - (reboot + 24 * H) <= 10 * CYCLE_S, (third - reboot) / H

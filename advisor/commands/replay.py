@@ -26,8 +26,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--wait-bound",
         type=hours,
         metavar="HOURS",
-        help="a job idle this long after submission is matched as without advice "
-        "(ADVISOR_WAIT_BOUND; default: none)",
+        help="a job that has waited this long in all (runs not counted) is matched as without "
+        "advice from then on (ADVISOR_WAIT_BOUND; default: none, recommended: 12)",
     )
     parser.add_argument(
         "--control-percent",

@@ -1,15 +1,19 @@
 """Jobs matched as without advice: those the advice kept waiting past the starvation bound, and
 the control group.
 
-A job still idle ``bound_s`` after its submission is released (``ADVISOR_WAIT_BOUND`` in
-``deploy/common/40``: its advice terms turn neutral): from then on, its attempts and re-queues
-included, it is matched as on a pool without the advisor, oldest first onto a free machine drawn
-at random, awake ones first, holds and negative ranks ignored. Advice keeps jobs waiting only
-where the policy advises: a pool without any advice (random placement) releases nothing, so its
-own random stream is untouched. A control job (``ADVISOR_CONTROL``, its arm decided by its id in
-``plugins/contract/control.py``) is such a job from its submission; as the negotiator offers
-every job in its turn, control jobs then take their machines in age order among the advised ones
-(``interleave``), so that neither arm jumps the queue of the other.
+A job that has waited ``bound_s`` in all, its time in the queue since its submission less its
+attempts' run time (``time() - QDate - RemoteWallClockTime`` in HTCondor), is released
+(``ADVISOR_WAIT_BOUND`` in ``deploy/common/40``: its advice terms turn neutral): from then on, its
+attempts and re-queues included, it is matched as on a pool without the advisor, oldest first
+onto a free machine drawn at random, awake ones first, holds and negative ranks ignored. Counted
+so, a job evicted long after its submission has not waited yet and keeps its advice, and a job
+the advice held once too long is never held again (a bound per wait could hold a long job out of
+the one window in which it can finish, day after day). Advice keeps jobs
+waiting only where the policy advises: a pool without any advice (random placement) releases
+nothing, so its own random stream is untouched. A control job (``ADVISOR_CONTROL``, its arm
+decided by its id in ``plugins/contract/control.py``) is such a job from its submission; as the
+negotiator offers every job in its turn, control jobs then take their machines in age order
+among the advised ones (``interleave``), so that neither arm jumps the queue of the other.
 """
 
 from __future__ import annotations
@@ -31,11 +35,14 @@ class Unadvised:
         self.bound_s = bound_s
         self.queue: list[tuple[float, int]] = []
         self.members: set[int] = set()
-        """Released entries queued now."""
+        """Unadvised entries queued now."""
         self.released: set[int] = set()
         """Every entry released in the replay (reported per job)."""
         self.ages: list[tuple[float, int]] = []
-        """Advised queued entries by submit time, for the bound (lazy: stale entries stay)."""
+        """Advised queued entries by when their wait began, for the bound (lazy: an entry whose
+        job left or entered again is skipped by ``entered``)."""
+        self.entered: dict[int, float] = {}
+        """When each watched entry's wait would have begun had it waited all at once."""
         self.control: set[int] = set()
         """The control group's jobs (empty: no control group)."""
         self.before = NO_CUTOFF
@@ -49,16 +56,20 @@ class Unadvised:
         heapq.heappush(self.queue, (submit_t, j))
         self.members.add(j)
 
-    def watch(self, j: int, submit_t: float) -> None:
-        """An advised job entered the queue: released once it has waited ``bound_s``."""
+    def watch(self, j: int, since: float) -> None:
+        """An advised job entered the queue, having waited since ``since`` if its waits were one:
+        released once it has waited ``bound_s`` in all."""
         if self.bound_s is not None:
-            heapq.heappush(self.ages, (submit_t, j))
+            self.entered[j] = since
+            heapq.heappush(self.ages, (since, j))
 
     def due(self, now: float) -> Iterator[int]:
         """Entries whose bound has passed (the caller checks they are still queued)."""
         ages, bound = self.ages, self.bound_s
         while ages and bound is not None and ages[0][0] + bound <= now:
-            yield heapq.heappop(ages)[1]
+            t, j = heapq.heappop(ages)
+            if self.entered.get(j) == t:
+                yield j
 
     def next_due(self) -> float | None:
         """When the next watched job reaches its bound (perhaps one that already left)."""

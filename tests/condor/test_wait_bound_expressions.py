@@ -1,6 +1,7 @@
 """The shipped starvation bound, evaluated by the real classad2: with ``ADVISOR_WAIT_BOUND`` set
-(a site's local override), a job idle past it since its ``QDate`` passes a held machine's START,
-its advice rank is neutral and held slots stay in matchmaking; a younger job is still kept off;
+(a site's local override), a job that has waited past it in all (``time() - QDate`` less its runs,
+``RemoteWallClockTime``) passes a held machine's START, its advice rank is neutral and held
+slots stay in matchmaking; a job that waited less is still kept off;
 with the shipped 0 nothing is released."""
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ def startd_ad(shared_data: Path) -> dict[str, Any]:
 
 
 def evaluate(
-    ad: dict[str, Any], name: str, advice: MachineAdvice, queued_s: float | None, bound: int
+    ad: dict[str, Any],
+    name: str,
+    advice: MachineAdvice,
+    queued_s: float | None,
+    bound: int,
+    job_attributes: dict[str, Any] | None = None,
 ) -> Any:
     import classad2
 
@@ -34,7 +40,7 @@ def evaluate(
     machine = classad2.ClassAd(ad)
     for key, value in advice_attributes(advice, now - 10, now + 600, "t/1").items():
         machine[key] = value
-    job = classad2.ClassAd({"ClusterId": 1, "ProcId": 0})
+    job = classad2.ClassAd({"ClusterId": 1, "ProcId": 0, **(job_attributes or {})})
     if queued_s is not None:
         job["QDate"] = int(now - queued_s)
     return classad2.ExprTree(expand(name, macros)).eval(machine, job)
@@ -55,6 +61,11 @@ def test_a_job_past_the_bound_is_matched_as_without_advice(
     assert (
         evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 2 * BOUND_S, 0) is False
     )  # the shipped default
+    # queued 2 bounds ago, but ran for 1.5 of them: it waited half a bound
+    ran = {"RemoteWallClockTime": 1.5 * BOUND_S}
+    assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 2 * BOUND_S, BOUND_S, ran) is False
+    ran = {"RemoteWallClockTime": 0.5 * BOUND_S}  # it waited 1.5 bounds
+    assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 2 * BOUND_S, BOUND_S, ran) is True
 
 
 def test_held_slots_stay_in_matchmaking_only_with_a_bound(startd_ad: dict[str, Any]) -> None:

@@ -23,7 +23,11 @@ of the achievable saving."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shapes", default="all", help="shape names, comma-separated, or all")
-    parser.add_argument("--policies", default="bandit-cluster,idle-min", help="besides the two")
+    parser.add_argument("--policies", default="frugal,bandit-cluster", help="besides the two")
+    parser.add_argument(
+        "--wait-bound", type=float, default=12.0, metavar="HOURS",
+        help="the starvation bound of every replay, as deployed (0: none, as the papers ran)",
+    )  # fmt: skip
     parser.add_argument("--scales", default="1,0.25")
     parser.add_argument("--seeds", default="1,2")
     parser.add_argument("--days", type=int, default=None, help="days to replay (default: a year)")
@@ -78,8 +82,9 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     policies = [p for p in args.policies.split(",") if p not in ("random", "crystal")]
+    bound = args.wait_bound * 3600.0 if args.wait_bound > 0 else None
     tasks = [
-        Task(policy, scale=scale, days=args.days, seed=seed, shape=shape)
+        Task(policy, scale=scale, days=args.days, seed=seed, shape=shape, wait_bound_s=bound)
         for shape, scale, seed in members(args)
         for policy in ["random", "crystal", *policies]
     ]

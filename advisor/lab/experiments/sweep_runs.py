@@ -17,6 +17,7 @@ from advisor.lab.sweep.executors import add_executor_arguments, run_all
 from plugins.replicas.qos import QosBound
 from simulator.campus.job_book import DONE
 from simulator.campus.replay import ReplayResult, build_policy, replay
+from simulator.campus.rules import PoolRules
 from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.campus.shapes import load_shapes, shape_member
 from simulator.campus.summary import summarize
@@ -42,6 +43,8 @@ class Task:
     """How every machine takes jobs (docs/slots.md)."""
     shape: str = "campus"
     """The pool shape (``simulator/campus/shapes.yaml``) whose member ``seed`` draws."""
+    wait_bound_s: float | None = None
+    """The starvation bound (``--wait-bound``; None: none, as the papers ran)."""
 
 
 def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: int | None) -> None:
@@ -79,7 +82,7 @@ def run_task(task: Task) -> dict[str, Any]:
     """Replay one task; its labels plus the summary's figures (and the monthly energy)."""
     trace = campus(task.scale, task.days, task.seed, task.replicable, task.slots, task.shape)
     policy = build_policy(task.policy, trace, dict(task.options), seed=task.seed)
-    result = replay(trace, policy, seed=task.seed)
+    result = replay(trace, policy, seed=task.seed, rules=PoolRules(wait_bound_s=task.wait_bound_s))
     s = summarize(result)
     e = s["energy_mwh"]
     row: dict[str, Any] = dict(task.labels)

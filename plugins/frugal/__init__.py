@@ -1,0 +1,1 @@
+"""``frugal``: placement advice that ranks rather than holds (docs/robust-policies.md)."""

@@ -1,0 +1,114 @@
+"""Owner arrivals per room and hour of the week, learned from the sessions the pool reports.
+
+An arriving owner takes a free machine of the room, so a free machine of cluster c is taken at
+rate lambda[c, h] = logins / free machine-hours in hour h of the week (a Poisson process, the
+assumption behind paper 000's hourly states); the chance that a job of runtime R started now is
+evicted by an owner is then 1 - exp(-sum of lambda over [now, now+R]).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from plugins.contract.clock import HOUR, hour_of_week
+
+WEEK_HOURS = 168
+PRIOR_HOURS = 24.0
+"""Pseudo-exposure (machine-hours) per bin at the pool's mean rate: a new cluster or an hour
+never seen yet starts at the pool's average, not at zero risk."""
+
+
+class OwnerArrivals:
+    def __init__(self) -> None:
+        self.cluster_index: dict[str, int] = {}
+        self.machines: list[int] = []
+        """Machines per cluster."""
+        self.owned: list[int] = []
+        """Machines of each cluster with an owner now."""
+        self.logins = np.zeros((0, WEEK_HOURS))
+        self.exposure = np.zeros((0, WEEK_HOURS))
+        """Free machine-hours watched, per cluster and hour of the week."""
+        self.since: list[float] = []
+        """Per cluster, the time up to which its exposure is counted."""
+
+    def join(self, clusters: Sequence[str]) -> None:
+        """One more machine in each of ``clusters`` (one entry per machine)."""
+        for cluster in clusters:
+            index = self.cluster_index.get(cluster)
+            if index is None:
+                index = self.cluster_index[cluster] = len(self.machines)
+                self.machines.append(0)
+                self.owned.append(0)
+                self.since.append(math.nan)
+                self.logins = np.vstack([self.logins, np.zeros((1, WEEK_HOURS))])
+                self.exposure = np.vstack([self.exposure, np.zeros((1, WEEK_HOURS))])
+            self.machines[index] += 1
+
+    def _count(self, c: int, now: float) -> None:
+        """Add cluster c's free machine-hours since it was last counted, hour by hour."""
+        t = self.since[c]
+        self.since[c] = now
+        free = self.machines[c] - self.owned[c]
+        if math.isnan(t) or free <= 0:
+            return
+        row = self.exposure[c]
+        while t < now:
+            end = min((t // HOUR + 1) * HOUR, now)
+            row[hour_of_week(t)] += free * (end - t) / HOUR
+            t = end
+
+    def login(self, cluster: str, now: float) -> None:
+        c = self.cluster_index[cluster]
+        self._count(c, now)
+        self.logins[c, hour_of_week(now)] += 1
+        self.owned[c] = min(self.owned[c] + 1, self.machines[c])
+
+    def logout(self, cluster: str, now: float) -> None:
+        c = self.cluster_index[cluster]
+        self._count(c, now)
+        self.owned[c] = max(self.owned[c] - 1, 0)
+
+    def rates(self, now: float) -> np.ndarray:
+        """lambda[c, h]: logins per free machine-hour, shrunk towards the pool's mean rate."""
+        for c in range(len(self.machines)):
+            self._count(c, now)
+        total = float(self.exposure.sum())
+        mean = float(self.logins.sum()) / total if total else 0.0
+        return (self.logins + PRIOR_HOURS * mean) / (self.exposure + PRIOR_HOURS)
+
+    def eviction_chance(self, now: float, runtimes_h: np.ndarray) -> np.ndarray:
+        """P[c, k]: the chance an owner of cluster c arrives within ``runtimes_h[k]`` from now."""
+        rates = self.rates(now)
+        if not len(rates):
+            return np.zeros((0, len(runtimes_h)))
+        start = hour_of_week(now)
+        ahead = np.roll(rates, -start, axis=1)  # column 0: this hour
+        cum = np.concatenate([np.zeros((len(rates), 1)), np.cumsum(np.tile(ahead, 2), axis=1)], 1)
+        whole = np.minimum(np.asarray(runtimes_h, dtype=float), 2 * WEEK_HOURS)
+        low = np.floor(whole).astype(int)
+        high = np.minimum(low + 1, 2 * WEEK_HOURS)
+        frac = whole - low  # linear between whole hours
+        load = cum[:, low] + (cum[:, high] - cum[:, low]) * frac[None, :]
+        return 1.0 - np.exp(-load)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "clusters": list(self.cluster_index),
+            "machines": list(self.machines),
+            "owned": list(self.owned),
+            "logins": self.logins.tolist(),
+            "exposure": self.exposure.tolist(),
+            "since": [None if math.isnan(t) else t for t in self.since],
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.cluster_index = {c: i for i, c in enumerate(state["clusters"])}
+        self.machines = [int(n) for n in state["machines"]]
+        self.owned = [int(n) for n in state["owned"]]
+        self.logins = np.asarray(state["logins"], dtype=float).reshape(-1, WEEK_HOURS)
+        self.exposure = np.asarray(state["exposure"], dtype=float).reshape(-1, WEEK_HOURS)
+        self.since = [math.nan if t is None else float(t) for t in state["since"]]

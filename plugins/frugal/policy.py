@@ -1,0 +1,186 @@
+"""``frugal``: rank free machines by the energy a job is expected to cost there; hold only the
+jobs that advice can keep waiting at no cost, or that are almost surely never-finishers.
+
+Why a rank and not a choice: a job ranked towards cheaper, safer machines still starts on the
+first cycle any machine is free, so ranking cannot make users wait; it is the holds of the papers'
+policies (a bandit's "stay queued", Algorithm 1's wait for a long enough predicted idle time)
+that cost overhead on pools they were not tuned on (docs/robust-policies.md).
+
+- Rank (per prior-hours class k, for machines of cluster c drawing W watts): the expected energy
+  of a placement, W (1 + P/2) + P W_mean, where P is the chance an owner of c arrives within the
+  runtime a class-k job needs (arrivals.py). An evicted job wasted half its runtime on average
+  and runs again elsewhere. It departs from eq. 4 of paper 000, which learns the same trade-off
+  per cluster from rewards, by modelling it: nothing is learned by keeping jobs queued.
+- Hold class k (rank -1 everywhere) when the next reboot comes before k hours (the local-knowledge
+  rule of paper 000 sec. 4.4.3): such a job would surely be killed at the reboot, so waiting for
+  it costs nothing; and, if ``hold_never_finishers`` is above 0, when the 95% lower bound on the
+  share of class-k jobs that never finish exceeds it (fates.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.contract.clock import HOUR, next_reboot
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    Event,
+    JobRemoved,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+)
+from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
+from plugins.frugal.arrivals import OwnerArrivals
+from plugins.frugal.fates import JobFates
+
+HELD = -1.0
+SCALE = 1e4
+"""Ranks are SCALE / expected watts: positive (a negative rank keeps jobs off)."""
+EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
+
+
+def _share(value: float) -> str | None:
+    return None if 0.0 <= value < 1.0 else "must be at least 0 and below 1 (0: off)"
+
+
+class FrugalPolicy(Policy):
+    """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
+
+    NAME = "frugal"
+    VERSION = "1"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {
+        "hold_never_finishers": Option(
+            0.9,
+            float,
+            "hold a class whose never-finisher share is surely above this (0: off)",
+            _share,
+        ),
+        "min_fates": Option(50, int, "jobs of a class seen leaving before it may be held"),
+    }
+    WANTS = frozenset({AttemptEnded, JobRemoved, OwnerSessionStarted, OwnerSessionEnded})
+    WANTS_POWER = frozenset()
+    ASKS_ONLY_WHEN_FREED = True
+
+    def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(context, options)
+        self.arrivals = OwnerArrivals()
+        self.fates = JobFates()
+        self.cluster_of: dict[str, str] = {}
+        """Every machine counted in ``arrivals``."""
+        self.group_of: dict[str, str] = {}
+        """Each machine's named advice: its cluster and its active draw."""
+        self.groups: dict[str, tuple[int, float]] = {}
+        """Per name, its cluster's index in ``arrivals`` and its watts."""
+        self.rows: dict[str, tuple[float, ...]] = {}
+        self.hour = -1
+        self.machines_joined(list(context.machines.values()))
+
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:
+        unseen = [m for m in machines if m.name not in self.cluster_of]  # (a restart knows some)
+        self.arrivals.join([m.cluster for m in unseen])
+        self.cluster_of.update((m.name, m.cluster) for m in unseen)
+        new = [m for m in machines if m.name not in self.group_of]
+        for m in new:
+            name = f"{m.cluster}@{m.active_watts:g}W"
+            self.group_of[m.name] = name
+            self.groups[name] = (self.arrivals.cluster_index[m.cluster], m.active_watts)
+        if new:
+            self.hour = -1  # new names need rows
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, OwnerSessionStarted):
+            cluster = self.cluster_of.get(event.machine)
+            if cluster is not None:
+                self.arrivals.login(cluster, event.time)
+        elif isinstance(event, OwnerSessionEnded):
+            cluster = self.cluster_of.get(event.machine)
+            if cluster is not None:
+                self.arrivals.logout(cluster, event.time)
+        elif isinstance(event, AttemptEnded):
+            if event.outcome is AttemptOutcome.COMPLETED:
+                self.fates.completed(event.job_id, event.time - event.started)
+            elif event.outcome in EVICTED:
+                self.fates.evicted(event.job_id, event.time - event.started)
+            elif event.outcome is AttemptOutcome.REMOVED:
+                self.fates.removed(event.job_id)
+        elif isinstance(event, JobRemoved):
+            self.fates.removed(event.job_id)
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        hour = int(now // HOUR)
+        stated: set[str] = set()
+        if hour != self.hour:  # the rows change with the hour (rates, the reboot) and learning
+            self.hour = hour
+            new_rows = self._rows(now)
+            stated = {n for n, r in new_rows.items() if self.rows.get(n) != r}
+            self.rows = new_rows
+        advice = Advice(shared_until=(hour + 2) * HOUR)  # renewed each hour, lapses an hour later
+        for mv in view.machines:
+            name = self.group_of.get(mv.name)
+            if name is not None and mv.follows != name:
+                advice.follows[mv.name] = name
+        stated.update(advice.follows.values())  # a name is stated in full as machines follow it
+        for name in sorted(stated):
+            row = self.rows[name]
+            advice.shared[name] = MachineAdvice(rank=row[0], rank_by_prior_hours=row)
+        return advice
+
+    def held_classes(self, now: float) -> np.ndarray:
+        """Per class, whether advice keeps its jobs waiting now."""
+        to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
+        held = np.arange(PRIOR_HOURS_CLASSES) >= max(to_reboot_h, 1.0)
+        threshold = self.options["hold_never_finishers"]
+        if threshold > 0:
+            sure = self.fates.never_finisher_bound() > threshold
+            sure[0] = False  # a job that never ran is not held for what other jobs did
+            held |= sure & (self.fates.left >= self.options["min_fates"])
+        return held
+
+    def _rows(self, now: float) -> dict[str, tuple[float, ...]]:
+        needed = self.fates.runtime_needed_h()
+        chance = self.arrivals.eviction_chance(now, needed)
+        held = self.held_classes(now)
+        watts = np.array([w for _, w in self.groups.values()]) if self.groups else np.zeros(0)
+        mean_watts = float(watts.mean()) if len(watts) else 0.0
+        rows = {}
+        for name, (c, w) in self.groups.items():
+            p = chance[c]
+            rank = np.round(SCALE / (w * (1 + p / 2) + p * mean_watts), 3)
+            rank[held] = HELD
+            rows[name] = tuple(float(x) for x in rank)
+        return rows
+
+    def explain(self, machine: str) -> dict[str, Any]:
+        name = self.group_of.get(machine)
+        if name is None:
+            return {}
+        return {
+            "frugal": {
+                "group": name,
+                "ranks by prior hours": list(self.rows.get(name, ())),
+                "runtime needed (h)": [round(x, 2) for x in self.fates.runtime_needed_h()],
+                "never-finisher share, 95% lower bound": [
+                    round(x, 3) for x in self.fates.never_finisher_bound()
+                ],
+            }
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "arrivals": self.arrivals.state_dict(),
+            "fates": self.fates.state_dict(),
+            "clusters": dict(self.cluster_of),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.arrivals.load_state(state["arrivals"])
+        self.fates.load_state(state["fates"])
+        self.cluster_of = dict(state["clusters"])
+        self.group_of, self.groups = {}, {}
+        self.machines_joined(list(self.context.machines.values()))
+        self.hour = -1

@@ -70,6 +70,7 @@ def local_override(state: Path, options: dict[str, str]) -> dict[str, Any]:
         },
         "learning": {"observe_interval": "2s"},
         "state": {"directory": str(state), "snapshot_interval": "2s"},
+        "control": {"percent": 0},  # as the hosts' ADVISOR_CONTROL_PERCENT (pool/hosts.py)
     }
 
 

@@ -59,7 +59,7 @@ def metric(text: str, name: str, **labels: str) -> float:
 def _config(directory: Path, policy: str) -> Path:
     config = {
         "pool": {"kind": "condor", "collector": COLLECTOR, "active_idle_s": 0, "merge": False},
-        "policy": {"name": policy},
+        "policy": {"name": policy, "options": {"agent": "nasa"} if policy == "or-ppo" else {}},
         "publish": {"interval": "2s", "advice_lifetime": "30s", "stale_after": "20s"},
         "learning": {"observe_interval": "2s"},
         "state": {"directory": str(directory / "state"), "snapshot_interval": "5s"},

@@ -99,8 +99,11 @@ CONTINUE = True
 SUSPEND = False
 """
 
-LOCAL = "ADVISOR_HOOK_PERIOD = 2\n"
-"""The execute points' 60-htcondor-advisor-local.conf: ask every 2 s (a test's patience)."""
+CONTROL_OFF = "ADVISOR_CONTROL_PERCENT = 0\n"
+"""Every host's 60-htcondor-advisor-local.conf: no control group, as these tests check what the
+advice does to given jobs (the split has its own tests: classad2 and the twin)."""
+LOCAL = CONTROL_OFF + "ADVISOR_HOOK_PERIOD = 2\n"
+"""The execute points' local file also asks every 2 s (a test's patience)."""
 
 
 @dataclass
@@ -156,8 +159,8 @@ class HostsPool(ChrootPool):
         (etc / "config.d/00-pool.conf").write_text(pool)
         for shipped in SHIPPED[role]:
             shutil.copy(PROJECT / "deploy" / shipped, etc / "config.d")
-        if role != CM:
-            (etc / "config.d/60-htcondor-advisor-local.conf").write_text(LOCAL)
+        local_conf = LOCAL if role != CM else CONTROL_OFF
+        (etc / "config.d/60-htcondor-advisor-local.conf").write_text(local_conf)
         local = f"/var/lib/advisor-hosts/{host}"
         for d in ("", "/run", "/log", "/lock", "/spool", "/execute", "/cred_dir"):
             self.host_path(local + d).mkdir(parents=True, exist_ok=True)

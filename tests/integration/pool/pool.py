@@ -76,6 +76,7 @@ def startd_config(names: Sequence[str], hook_url: str, cron_period: int) -> str:
         f"ADVISOR_URL = {hook_url}",
         f"ADVISOR_HOOK = {HOOK}",
         f"ADVISOR_HOOK_PERIOD = {cron_period}",
+        "ADVISOR_CONTROL_PERCENT = 0",  # the tests check what advice does to given jobs
         "DAEMON_LIST = MASTER COLLECTOR NEGOTIATOR SCHEDD "
         + " ".join(f"STARTD_{n.upper()}" for n in names),
     ]

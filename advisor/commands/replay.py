@@ -26,8 +26,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--wait-bound",
         type=hours,
         metavar="HOURS",
-        help="a job that has waited this long in all (runs not counted) is matched as without "
-        "advice from then on (ADVISOR_WAIT_BOUND; default: none, recommended: 12)",
+        help="a job idle this long in one wait is matched as without advice for the rest of it "
+        "(ADVISOR_WAIT_BOUND; default: none, recommended: 24)",
     )
     parser.add_argument(
         "--control-percent",

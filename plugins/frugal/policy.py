@@ -55,7 +55,7 @@ class FrugalPolicy(Policy):
     VERSION = "1"
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "hold_never_finishers": Option(
-            0.9,
+            0.0,
             float,
             "hold a class whose never-finisher share is surely above this (0: off)",
             _share,

@@ -68,7 +68,7 @@ class JobBook:
         n = len(jobs)
         self.status, self.attempts, self.machine = [PENDING] * n, [0] * n, [-1] * n
         self.longest, self.good_wh, self.wasted_wh = [0.0] * n, [0.0] * n, [0.0] * n
-        self.finish, self.started, self.attempted_s = [float("nan")] * n, [0.0] * n, [0.0] * n
+        self.finish, self.started = [float("nan")] * n, [0.0] * n
         self.prior_class = [0] * n
         """Per entry, its prior-hours class (its longest attempt in whole hours, capped)."""
         self.queues: list[list[tuple[float, int]]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
@@ -107,7 +107,7 @@ class JobBook:
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
             self.idle_by_class[k] += 1
         if j not in self.unadvised.members:
-            self.unadvised.watch(j, self.submit_t[j] + self.attempted_s[j])
+            self.unadvised.watch(j, self.engine.time)
         self.idle_total += 1
         self.on_queued()
 
@@ -115,7 +115,7 @@ class JobBook:
         """Forget a queued job lazily (heaps keep the entry; pops skip non-queued jobs)."""
         advice = self.advice.get(j)
         if j in self.unadvised.members:
-            self.unadvised.members.discard(j)
+            self.unadvised.left_queue(j)
         elif advice is not None and advice.min_idle_s is not None:
             self.constrained.discard((advice.min_idle_s, self.submit_t[j], j))
         else:
@@ -127,7 +127,7 @@ class JobBook:
         for j in self.unadvised.due(now):
             if self.status[j] == QUEUED and j not in self.unadvised.members:
                 self._dequeue(j)  # leaves as advised, comes back released
-                self.unadvised.released.add(j)
+                self.unadvised.release(j)
                 self._enqueue(j)
 
     def submit(self, j: int) -> None:
@@ -173,7 +173,6 @@ class JobBook:
                 (self.prior_class, 0), (self.good_wh, 0.0), (self.wasted_wh, 0.0),
                 (self.finish, float("nan")), (self.machine, -1), (self.started, 0.0),
                 (self.cpus, self.cpus[j]), (self.memory, self.memory[j]),
-                (self.attempted_s, now - self.submit_t[j]),  # the replica waits from now on
             ):  # fmt: skip
                 column.append(value)  # type: ignore[arg-type]
             self._announce(e, now)
@@ -220,7 +219,6 @@ class JobBook:
         watts = self.active_watts[m]
         if self.attempt_wh is not None:  # a shared machine: the attempt's mean share
             watts = energy * 3600.0 / duration if duration > 0 else 0.0
-        self.attempted_s[j] += duration
         if duration > self.longest[j]:
             self.longest[j] = duration
             hours = int(duration // 3600)

@@ -1,14 +1,12 @@
 """Jobs matched as without advice: those the advice kept waiting past the starvation bound, and
 the control group.
 
-A job that has waited ``bound_s`` in all, its time in the queue since its submission less its
-attempts' run time (``time() - QDate - RemoteWallClockTime`` in HTCondor), is released
-(``ADVISOR_WAIT_BOUND`` in ``deploy/common/40``: its advice terms turn neutral): from then on, its
-attempts and re-queues included, it is matched as on a pool without the advisor, oldest first
-onto a free machine drawn at random, awake ones first, holds and negative ranks ignored. Counted
-so, a job evicted long after its submission has not waited yet and keeps its advice, and a job
-the advice held once too long is never held again (a bound per wait could hold a long job out of
-the one window in which it can finish, day after day). Advice keeps jobs
+A job still idle ``bound_s`` after it entered the queue (its submission or its last eviction:
+``EnteredCurrentStatus``) is released (``ADVISOR_WAIT_BOUND`` in ``deploy/common/40``: its advice
+terms turn neutral): for the rest of this wait it is matched as on a pool without the advisor,
+oldest first onto a free machine drawn at random, awake ones first, holds and negative ranks
+ignored. Its next wait, after an eviction, is advised again: the bound limits each wait, so a
+job requeued long after its submission keeps its advice. Advice keeps jobs
 waiting only where the policy advises: a pool without any advice (random placement) releases
 nothing, so its own random stream is untouched. A control job (``ADVISOR_CONTROL``, its arm
 decided by its id in ``plugins/contract/control.py``) is such a job from its submission; as the
@@ -36,13 +34,15 @@ class Unadvised:
         self.queue: list[tuple[float, int]] = []
         self.members: set[int] = set()
         """Unadvised entries queued now."""
+        self.waiting: set[int] = set()
+        """Entries released in their current wait (until they start or leave the queue)."""
         self.released: set[int] = set()
         """Every entry released in the replay (reported per job)."""
         self.ages: list[tuple[float, int]] = []
-        """Advised queued entries by when their wait began, for the bound (lazy: an entry whose
-        job left or entered again is skipped by ``entered``)."""
+        """Advised queued entries by when they entered the queue, for the bound (lazy: an
+        entry whose job left or entered again is skipped by ``entered``)."""
         self.entered: dict[int, float] = {}
-        """When each watched entry's wait would have begun had it waited all at once."""
+        """When each watched entry entered the queue this time."""
         self.control: set[int] = set()
         """The control group's jobs (empty: no control group)."""
         self.before = NO_CUTOFF
@@ -50,18 +50,26 @@ class Unadvised:
         the schedd offers jobs by ``QDate``, then job id (``interleave``)."""
 
     def admits(self, j: int) -> bool:
-        return j in self.released or j in self.control
+        return j in self.waiting or j in self.control
+
+    def release(self, j: int) -> None:
+        self.waiting.add(j)
+        self.released.add(j)
+
+    def left_queue(self, j: int) -> None:
+        """The entry started or left the queue: its next wait is advised again."""
+        self.members.discard(j)
+        self.waiting.discard(j)
 
     def add(self, j: int, submit_t: float) -> None:
         heapq.heappush(self.queue, (submit_t, j))
         self.members.add(j)
 
-    def watch(self, j: int, since: float) -> None:
-        """An advised job entered the queue, having waited since ``since`` if its waits were one:
-        released once it has waited ``bound_s`` in all."""
+    def watch(self, j: int, now: float) -> None:
+        """An advised job entered the queue: released once it has waited ``bound_s``."""
         if self.bound_s is not None:
-            self.entered[j] = since
-            heapq.heappush(self.ages, (since, j))
+            self.entered[j] = now
+            heapq.heappush(self.ages, (now, j))
 
     def due(self, now: float) -> Iterator[int]:
         """Entries whose bound has passed (the caller checks they are still queued)."""

@@ -1,7 +1,7 @@
 """The shipped starvation bound, evaluated by the real classad2: with ``ADVISOR_WAIT_BOUND`` set
-(a site's local override), a job that has waited past it in all (``time() - QDate`` less its runs,
-``RemoteWallClockTime``) passes a held machine's START, its advice rank is neutral and held
-slots stay in matchmaking; a job that waited less is still kept off;
+(a site's local override), a job idle past it in its current wait (``EnteredCurrentStatus``)
+passes a held machine's START, its advice rank is neutral and held slots stay in matchmaking; a
+job that entered the queue later is still kept off;
 with the shipped 0 nothing is released."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def evaluate(
         machine[key] = value
     job = classad2.ClassAd({"ClusterId": 1, "ProcId": 0, **(job_attributes or {})})
     if queued_s is not None:
-        job["QDate"] = int(now - queued_s)
+        job["EnteredCurrentStatus"] = int(now - queued_s)
     return classad2.ExprTree(expand(name, macros)).eval(machine, job)
 
 
@@ -57,15 +57,13 @@ def test_a_job_past_the_bound_is_matched_as_without_advice(
     assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 60, BOUND_S) is False  # not yet
     assert (
         evaluate(startd_ad, "ADVISOR_ALLOWS", advice, None, BOUND_S) is False
-    )  # no QDate: not released
+    )  # no EnteredCurrentStatus: not released
     assert (
         evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 2 * BOUND_S, 0) is False
     )  # the shipped default
-    # queued 2 bounds ago, but ran for 1.5 of them: it waited half a bound
-    ran = {"RemoteWallClockTime": 1.5 * BOUND_S}
-    assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 2 * BOUND_S, BOUND_S, ran) is False
-    ran = {"RemoteWallClockTime": 0.5 * BOUND_S}  # it waited 1.5 bounds
-    assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 2 * BOUND_S, BOUND_S, ran) is True
+    # submitted long ago, but requeued by an eviction half a bound ago: still advised
+    requeued = {"QDate": int(time.time() - 10 * BOUND_S)}
+    assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, BOUND_S / 2, BOUND_S, requeued) is False
 
 
 def test_held_slots_stay_in_matchmaking_only_with_a_bound(startd_ad: dict[str, Any]) -> None:

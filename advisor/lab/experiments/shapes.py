@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shapes", default="all", help="shape names, comma-separated, or all")
     parser.add_argument("--policies", default="frugal,bandit-cluster", help="besides the two")
     parser.add_argument(
-        "--wait-bound", type=float, default=12.0, metavar="HOURS",
+        "--wait-bound", type=float, default=24.0, metavar="HOURS",
         help="the starvation bound of every replay, as deployed (0: none, as the papers ran)",
     )  # fmt: skip
     parser.add_argument("--scales", default="1,0.25")

@@ -32,6 +32,7 @@ DIGESTS = {
     "idle-best-avg": "fa861624afac03b3",
     "timeout": "2070d0956fcb27e4",
     "or-ppo": "8ac0ce30c83089ed",  # the shipped nasa agent (issue 27: no more random weights)
+    "frugal": "43c7e82396778279",  # issue 26
 }
 SMALL = ["--scenario", "campus", "--days", "35", "--scale", "0.03", "--seed", "5"]
 """35 days: the idle policies retrain once at the month boundary."""

@@ -1,5 +1,5 @@
 """``frugal``: rank free machines by the energy a job is expected to cost there; hold only the
-jobs that advice can keep waiting at no cost, or that are almost surely never-finishers.
+jobs that advice can keep waiting at no cost (and, when asked, almost sure never-finishers).
 
 Why a rank and not a choice: a job ranked towards cheaper, safer machines still starts on the
 first cycle any machine is free, so ranking cannot make users wait; it is the holds of the papers'
@@ -13,8 +13,9 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   per cluster from rewards, by modelling it: nothing is learned by keeping jobs queued.
 - Hold class k (rank -1 everywhere) when the next reboot comes before k hours (the local-knowledge
   rule of paper 000 sec. 4.4.3): such a job would surely be killed at the reboot, so waiting for
-  it costs nothing; and, if ``hold_never_finishers`` is above 0, when the 95% lower bound on the
-  share of class-k jobs that never finish exceeds it (fates.py).
+  it costs nothing; and, if ``hold_never_finishers`` is above 0 (off by default: a hold that
+  recurs at each wait can keep a long good job out of its one window after the reboot), when the
+  95% lower bound on the share of class-k jobs that never finish exceeds it (fates.py).
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ def test_a_header_without_a_usable_shape_names_the_flag_and_the_file(tmp_path: P
     out = tmp_path / "runs"
     assert main(["train-power", "--swf", str(bare), "--out", str(out)]) == 2
     assert main(["train-power", "nasa", "--nodes", "5", "--out", str(out)]) == 2
+    assert main(["train-power", "nasa", "--swf", str(odd), "--nodes", "5", "--out", str(out)]) == 2
 
 
 def test_jobs_the_cluster_cannot_run_are_left_out_and_said_with_their_line(tmp_path: Path) -> None:

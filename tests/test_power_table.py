@@ -22,8 +22,8 @@ def test_power_table_writes_table3_and_fig6(shared_data: Path, tmp_path: Path) -
     assert main([*args, "--agents", str(tmp_path / "no-agents")]) == 0
     with open(tmp_path / "table3.csv") as f:
         rows = list(csv.DictReader(f))
-    assert {(r["policy"], r["split"]) for r in rows} == {
-        (p, s) for p in ("T(0)", "T(1)", "T(5)", "OR*") for s in ("train", "test")
+    assert {(r["policy"], r["split"]) for r in rows} == {  # DS: the shipped hpc2n agent
+        (p, s) for p in ("T(0)", "T(1)", "T(5)", "OR*", "DS") for s in ("train", "test")
     }
     for r in rows:
         assert float(r["waste_kj_min"]) <= float(r["waste_kj_avg"]) <= float(r["waste_kj_max"])

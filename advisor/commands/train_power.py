@@ -57,10 +57,11 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from advisor.lab.power_logs import chosen_logs
     from advisor.lab.power_training import train_power
+    from plugins.contract.config_checks import ConfigError
 
     logs = chosen_logs(args)
     if len(logs) != 1:
-        raise ValueError("train-power trains on one log: a name, --swf FILE or --jobs FILE")
+        raise ConfigError("train-power trains on one log: a name, --swf FILE or --jobs FILE")
     args.log = logs[0]
     train_power(args)
     return 0

@@ -38,6 +38,11 @@ def _non_negative(value: float) -> str | None:
     return None if value >= 0 else "must be >= 0 minutes (e.g. 0)"
 
 
+def _agent_name(text: str) -> str | None:
+    """A file or shipped name; ``off`` (how a missing agent is listed) is none."""
+    return None if text in ("", "off") else text
+
+
 def _on_off(text: str) -> bool:
     if text.lower() not in {"true", "false", "1", "0", "yes", "no"}:
         raise ValueError("use true or false")
@@ -57,7 +62,7 @@ class OrPpoPolicy(PowerPolicy):
         ),
         "agent": Option(
             None,
-            str,
+            _agent_name,
             "trained agent (required): a file train-power wrote, or a shipped name "
             "(nasa, hpc2n); train your own with htcondor-advisor train-power",
         ),

@@ -63,6 +63,25 @@ def read_agent(value: str) -> dict[str, Any]:
     return {"params": groups["p"], "meta": meta | {"file": str(path)}}
 
 
+def missing_agent(policy: str, options: Mapping[str, Any]) -> str | None:
+    """What is wrong with the ``agent`` option of a policy that runs one, before anything is
+    run (``check-config``): none given, or no such file or shipped name; None when it is fine."""
+    if "agent" not in policy_class(policy).OPTIONS:
+        return None
+    value = options.get("agent")
+    if not value or value == "off":
+        names = ", ".join(shipped_names())
+        return (
+            f"policy {policy!r} needs a trained agent: a file train-power wrote, or a shipped "
+            f"name ({names}); train one with htcondor-advisor train-power"
+        )
+    try:
+        agent_path(str(value))
+    except FileNotFoundError as exc:
+        return str(exc)
+    return None
+
+
 def with_agent(policy: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` with a named agent replaced by its contents (other policies: unchanged)."""
     out = dict(options)

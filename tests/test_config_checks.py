@@ -375,3 +375,24 @@ def test_explanations_show_times_in_iso_8601() -> None:
     text = format_explanation(explain_machine("m", state, advice, 1795581500.0, {}))
     assert "AdvisorExpires  2026-11-25T04:39:00Z (in 40 s)" in text
     assert "  2026-11-25T04:38:00Z to now  20 s so far" in text
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({}, "policy.options.agent: policy 'or-ppo' needs a trained agent"),
+        ({"agent": "/nowhere/agent.npz"}, "policy.options.agent: agent '/nowhere/agent.npz': no"),
+    ],
+)
+def test_check_config_names_a_missing_power_agent(options: dict[str, str], said: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        check_config({"pool": {"kind": "sim"}, "policy": {"name": "or-ppo", "options": options}})
+    assert str(raised.value).startswith(said)
+    assert "train-power" in str(raised.value)
+
+
+def test_check_config_takes_a_shipped_power_agent_by_its_name() -> None:
+    config = check_config(
+        {"pool": {"kind": "sim"}, "policy": {"name": "or-ppo", "options": {"agent": "nasa"}}}
+    )
+    assert config.policy["options"]["agent"] == "nasa"

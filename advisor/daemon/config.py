@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from advisor.agent_files import missing_agent
 from advisor.daemon import fields as f
 from advisor.daemon.config_control import CONTROL_KEYS
 from advisor.daemon.config_errors import FAILED, Problems
@@ -156,6 +157,9 @@ def _check_policy(section: dict[str, Any], problems: Problems) -> None:
     given = {key: problems.check(_option, cls, key, value) for key, value in options.items()}
     if not any(value is FAILED for value in given.values()):
         problems.check(_parse_options, cls, given)
+        agent_problem = missing_agent(section["name"], given)  # or-ppo: its trained weights
+        if agent_problem:
+            problems.add(f.ConfigError(f"policy.options.agent: {agent_problem}"))
     section["options"] = given
 
 

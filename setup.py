@@ -21,6 +21,13 @@ HOT_MODULES = runpy.run_path("simulator/hot_modules.py")["HOT_MODULES"]
 class CompileHotModules(build_ext):
     """Translates the hot modules to C at build time, never for an editable install."""
 
+    def run(self) -> None:
+        # pip's editable install (PEP 660) finalizes this command first as a regular build and
+        # only later as editable, so the extensions exist by now: build none of them in place.
+        if self.editable_mode or self.inplace:
+            return
+        super().run()
+
     def finalize_options(self) -> None:
         if not (self.editable_mode or self.inplace or os.environ.get("ADVISOR_PURE_PYTHON") == "1"):
             c_sources = os.path.join(self.get_finalized_command("build").build_base, "mypyc")

@@ -1,7 +1,8 @@
 """The control group end to end in the digital twin (bundled campus, 28 days, scale 0.1): the
 replay with the same split predicts the daemon's report job for job; the report's effects
-against the full-pool comparison of two replays (policy vs random); a harmful policy (defined
-here only) trips the guard within a simulated day and the pool then gets neutral advice."""
+against the full-pool comparison of two replays (policy vs random), now that each arm has its own
+machines; a harmful policy (defined here only) trips the guard within a simulated day and the
+pool then gets neutral advice."""
 
 from __future__ import annotations
 
@@ -65,39 +66,59 @@ def full_pool(tmp: Path, policy: str) -> dict[str, float]:
     return {"energy per completed job": per_job, "overhead": s["overhead_min_mean"]}
 
 
+@pytest.fixture(scope="module")
+def effects(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Per policy: the twin's report, the replay's report, and the full-pool ratios (each
+    computed once, for the tests of both figures)."""
+    done: dict[str, Any] = {}
+
+    def of(policy: str, capsys: Any) -> Any:
+        if policy not in done:
+            tmp = tmp_path_factory.mktemp(policy)
+            twin(tmp, policy, {"guard": False})
+            out = tmp / "replay"
+            split = ["--control-percent", "10", "--no-progress", "--out", str(out)]
+            assert main(["replay", *SCENARIO, "--policy", policy, *split]) == 0
+            assert (out / "jobs.csv").read_text() == (tmp / "twin" / "jobs.csv").read_text()
+            live = report(capsys, "--state-dir", str(tmp / "state"))
+            predicted = report(capsys, "--replay", str(out), "--png", str(tmp / "effect.png"))
+            assert (tmp / "effect.png").stat().st_size > 1000
+            random, full = full_pool(tmp, "random"), full_pool(tmp, policy)
+            done[policy] = live, predicted, {n: full[n] / random[n] for n in full}
+        return done[policy]
+
+    return of
+
+
+MACHINE_DRAW = pytest.mark.xfail(
+    strict=True,
+    reason="the control arm's 14 machines of 138: under random placement for both arms, other "
+    "draws of 14 give its overhead 0.81 to 1.25 times the treated arm's, more than resampling "
+    "machines with their jobs shows (docs/control-group.md)",
+)
+
+
 @pytest.mark.parametrize(
-    "policy",
+    ("policy", "figure"),
     [
-        "random",
-        pytest.param(
-            "bandit-cluster",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="interference (docs/control-group.md): the bandit keeps treated jobs "
-                "queued and off the machines that evict, so control jobs find more machines "
-                "free (overhead 17.6 min against random's 77.0) and the evicting ones left",
-            ),
-        ),
+        ("random", "energy per completed job"),
+        ("frugal", "energy per completed job"),
+        ("bandit-cluster", "energy per completed job"),
+        ("bandit-cluster", "overhead"),
+        pytest.param("random", "overhead", marks=MACHINE_DRAW),
+        pytest.param("frugal", "overhead", marks=MACHINE_DRAW),
     ],
 )
 def test_report_predicted_by_the_replay_and_against_the_full_pool(
-    tmp_path: Path, capsys: Any, policy: str
+    effects: Any, capsys: Any, policy: str, figure: str
 ) -> None:
-    twin(tmp_path, policy, {"guard": False})
-    out = tmp_path / "replay"
-    split = ["--control-percent", "10", "--no-progress", "--out", str(out)]
-    assert main(["replay", *SCENARIO, "--policy", policy, *split]) == 0
-    assert (out / "jobs.csv").read_text() == (tmp_path / "twin" / "jobs.csv").read_text()
-    live = report(capsys, "--state-dir", str(tmp_path / "state"))
-    predicted = report(capsys, "--replay", str(out), "--png", str(tmp_path / "effect.png"))
-    assert (tmp_path / "effect.png").stat().st_size > 1000
+    live, predicted, full = effects(policy, capsys)
     for name, effect in live.items():
         # the same jobs; jobs.csv rounds overheads to the second
         assert effect["treated"] == pytest.approx(predicted[name]["treated"], rel=1e-4)
         assert effect["control"] == pytest.approx(predicted[name]["control"], rel=1e-4)
-    random, full = full_pool(tmp_path, "random"), full_pool(tmp_path, policy)
-    for name, effect in live.items():
-        assert effect["low"] <= full[name] / random[name] <= effect["high"], (name, effect)
+    effect = live[figure]
+    assert effect["low"] <= full[figure] <= effect["high"], (figure, effect, full[figure])
 
 
 class HoldFreed(Policy):

@@ -69,7 +69,7 @@ def from_replay(out: Path) -> tuple[list[Sample], dict[str, Any]]:
         energy = float(row["good_wh"]) + float(row["wasted_wh"])
         done = bool(row["finish"])
         overhead = float(row["overhead_s"]) if done else None
-        samples.append((row["arm"], energy, done, overhead))
+        samples.append((row["arm"], energy, done, overhead, row.get("machine") or None))
     return samples, {"source": str(jobs)}
 
 
@@ -128,7 +128,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{f.name:<26} treated {f.treated:.2f} {f.unit}, control {f.control:.2f} {f.unit}: "
                 f"ratio {f.ratio:.3f} (95% interval {f.low:.3f} to {f.high:.3f})"
             )
-        print(f"intervals: percentile bootstrap, {RESAMPLES} resamples of jobs within each arm")
+        print(
+            f"intervals: percentile bootstrap, {RESAMPLES} resamples of the machines of each arm "
+            "with their jobs"
+        )
     if args.png is not None:
         print(f"wrote {plot(figures, args.png)}", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -10,6 +10,7 @@ import json
 import math
 
 from plugins.contract.advice import MachineAdvice
+from plugins.contract.control import CONTROL
 
 Value = bool | float | str | list[float]
 
@@ -32,6 +33,8 @@ def advice_attributes(
         attrs["AdvisorRankByPriorHours"] = [float(r) for r in advice.rank_by_prior_hours]
     if advice.predicted_idle_s is not None and math.isfinite(advice.predicted_idle_s):
         attrs["AdvisorPredictedIdle"] = float(advice.predicted_idle_s)
+    if advice.arm is not None:  # a control group's split (plugins/contract/machine_split.py)
+        attrs["AdvisorControl"] = advice.arm == CONTROL
     return attrs
 
 

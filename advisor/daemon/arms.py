@@ -21,8 +21,9 @@ from plugins.contract.events import AttemptEnded, AttemptOutcome, Event, JobQueu
 EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 TOTALS: tuple[str, ...] = ("completed", "removed", "evictions", "energy_wh", "wasted_wh")
 TOTALS += ("wasted_hours", "overhead_s", "overhead_jobs")
-Ended = tuple[float, str, bool, float | None, float, float, int]
-"""(end time, arm, completed, overhead s or None, energy Wh, wasted Wh, evictions)."""
+Ended = tuple[float, str, bool, float | None, float, float, int, str | None]
+"""(end time, arm, completed, overhead s or None, energy Wh, wasted Wh, evictions, the machine
+of its last attempt or None)."""
 
 
 class ArmBook:
@@ -30,21 +31,25 @@ class ArmBook:
         self.percent = percent
         self.keep_s = keep_s
         self.open: dict[str, list[Any]] = {}
-        """Job id -> [submit time or None, energy Wh, wasted Wh, evictions] while it lives."""
+        """Job id -> [submit time or None, energy Wh, wasted Wh, evictions, last machine or None]
+        while it lives."""
         self.ended: deque[Ended] = deque()
         self.totals = {arm: dict.fromkeys(TOTALS, 0.0) for arm in ARMS}
 
     def observe(self, event: Event) -> None:
         """Account one event (only job events matter)."""
         if isinstance(event, JobQueued):
-            self.open.setdefault(event.job_id, [event.time, 0.0, 0.0, 0])  # a re-queue keeps it
+            self.open.setdefault(
+                event.job_id, [event.time, 0.0, 0.0, 0, None]
+            )  # a re-queue keeps it
         elif isinstance(event, AttemptEnded):
             self._attempt(event)
         elif isinstance(event, JobRemoved) and event.job_id in self.open:
             self._end(event.time, event.job_id, None)
 
     def _attempt(self, e: AttemptEnded) -> None:
-        job = self.open.setdefault(e.job_id, [None, 0.0, 0.0, 0])
+        job = self.open.setdefault(e.job_id, [None, 0.0, 0.0, 0, None])
+        job[4] = e.machine
         seconds = max(e.time - e.started, 0.0)
         wh = seconds * e.active_watts / 3600.0
         job[1] += wh
@@ -64,7 +69,7 @@ class ArmBook:
 
     def _end(self, t: float, job_id: str, started: float | None) -> None:
         """The job left: completed (its last attempt ``started`` then) or removed."""
-        submit, energy, wasted, evictions = self.open.pop(job_id)
+        submit, energy, wasted, evictions, machine = self.open.pop(job_id)
         arm = arm_of(job_id, self.percent)
         totals = self.totals[arm]
         completed = started is not None
@@ -73,7 +78,7 @@ class ArmBook:
         if overhead is not None:
             totals["overhead_s"] += overhead
             totals["overhead_jobs"] += 1
-        self.ended.append((t, arm, completed, overhead, energy, wasted, evictions))
+        self.ended.append((t, arm, completed, overhead, energy, wasted, evictions, machine))
         while self.ended and self.ended[0][0] < t - self.keep_s:
             self.ended.popleft()
 
@@ -96,6 +101,7 @@ class ArmBook:
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Restore a snapshot's book (each ended job keeps the arm it was counted in)."""
-        self.open = {job: list(v) for job, v in state["open"].items()}
-        self.ended = deque(tuple(row) for row in state["ended"])
+        # (a snapshot of an older daemon kept no machine: None)
+        self.open = {job: [*v, None][:5] for job, v in state["open"].items()}
+        self.ended = deque((*row, None)[:8] for row in state["ended"])
         self.totals = {arm: dict(state["totals"][arm]) for arm in ARMS}

@@ -21,6 +21,7 @@ from advisor.daemon.arms import TOTALS, ArmBook
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from plugins.contract.control import ARMS, CONTROL, TREATED
+from plugins.contract.machine_split import MachineSplit
 
 log = logging.getLogger("htcondor_advisor.control")
 
@@ -40,6 +41,8 @@ class ControlGroup:
     def __init__(self, settings: Mapping[str, Any], metrics: DaemonMetrics | None) -> None:
         self.settings = dict(settings)
         self.book = ArmBook(settings["percent"], settings["keep"])
+        self.split = MachineSplit(settings["percent"])
+        """The control arm's machines (machine_split.py)."""
         self.withheld = False
         """Whether the guard withholds advice now."""
         self.changed_at: float | None = None

@@ -119,6 +119,8 @@ class PolicyHost:
             for info in new:
                 self.standing.number(info.name)
             self.policy.machines_joined(new)
+            if self.control is not None:
+                self.control.split.join(machines)
             log.info("%d machine(s) joined, %d known", len(new), len(self.machines))
 
     def stale(self, now: float) -> bool:
@@ -173,8 +175,10 @@ class PolicyHost:
                 )
                 return Advice()
             view = self.standing.ask(self.view)
-            self.decided = self.policy.advise(view, now)
-            machines = self.standing.update(view, self.decided, now)
+            split = self.control.split if self.control is not None else None
+            self.decided = self.policy.advise(split.ask(view) if split else view, now)
+            told = split.tell(self.decided, view) if split else self.decided
+            machines = self.standing.update(view, told, now)
             advice = Advice(machines, self.decided.jobs)
             if self.control is not None:  # control jobs get no job advice; the guard, none
                 pct = self.control.book.percent

@@ -32,6 +32,9 @@ class MachineAdvice:
     power: PowerAdvice = PowerAdvice.ON
     expires: float | None = None
     """When this advice lapses; None means the driver's configured advice lifetime."""
+    arm: str | None = None
+    """With a control group, which arm's jobs the machine takes (``AdvisorControl``; the split
+    of plugins/contract/machine_split.py); None: any job."""
 
     def rank_for(self, prior_hours: int) -> float:
         """``AdvisorRankByPriorHours[k]``, else ``AdvisorRank`` (as the shipped expressions)."""

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from plugins.contract.advice import Advice, JobAdvice
 from plugins.contract.ledger import AdviceLedger, Taken
+from plugins.contract.machine_split import MachineSplit
 from plugins.contract.policy import PoolView
 from plugins.contract.told import what_was_told
 
@@ -53,20 +54,29 @@ class Answering(Protocol):
 
 
 class AskedPolicy:
-    """A replay's source: ``policy`` asked directly, its answers taken into a ledger of its own."""
+    """A replay's source: ``policy`` asked directly, its answers taken into a ledger of its own
+    (with a control group, about the treated machines only: ``split``, as the daemon asks)."""
 
     def __init__(
-        self, policy: Answering, index: Mapping[str, int], lifetime_s: float = 3600.0
+        self,
+        policy: Answering,
+        index: Mapping[str, int],
+        lifetime_s: float = 3600.0,
+        split: MachineSplit | None = None,
     ) -> None:
         self.policy = policy
         self.index = index
         self.ledger = AdviceLedger(lifetime_s)
+        self.split = split
 
     @property
     def ASKS_ONLY_WHEN_FREED(self) -> bool:
         return self.policy.ASKS_ONLY_WHEN_FREED
 
     def resolve(self, view: PoolView, numbers: Sequence[int], now: float) -> Resolved:
-        advice = self.policy.advise(view, now)
+        split = self.split
+        advice = self.policy.advise(split.ask(view) if split else view, now)
+        if split:
+            advice = split.tell(advice, view)
         told = what_was_told(advice, view.machines, numbers, self.index)
         return Resolved(self.ledger.take(advice, told, now), advice.jobs)

@@ -66,7 +66,7 @@ class JobBook:
         self.emit = emit
         self.on_queued = on_queued
         n = len(jobs)
-        self.status, self.attempts, self.machine = [PENDING] * n, [0] * n, [-1] * n
+        self.status, self.attempts, self.machine = [PENDING] * n, [0] * n, [-1] * n  # (last)
         self.longest, self.good_wh, self.wasted_wh = [0.0] * n, [0.0] * n, [0.0] * n
         self.finish, self.started = [float("nan")] * n, [0.0] * n
         self.prior_class = [0] * n
@@ -223,7 +223,6 @@ class JobBook:
             self.longest[j] = duration
             hours = int(duration // 3600)
             self.prior_class[j] = hours if hours < LAST_CLASS else LAST_CLASS
-        self.machine[j] = -1
         p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
         if outcome is COMPLETED:
             self.good_wh[p] += energy

@@ -40,7 +40,7 @@ from simulator.campus.packing import Packer
 from simulator.campus.pool import CampusPool
 from simulator.campus.queue_heads import advance, oldest_heads
 from simulator.campus.shared_pool import SharedPool
-from simulator.campus.unadvised import interleave
+from simulator.campus.unadvised import in_arm, interleave
 from simulator.engine import Engine
 
 
@@ -112,7 +112,8 @@ class Negotiator:
             # advice draws machines as without the advisor (random's own stream, which
             # reproduced the papers); a minimum idle time needs each machine's remaining idle
             # time; otherwise advice groups.
-            fits = self.pool.fits if isinstance(self.pool, SharedPool) else None
+            shared = self.pool.fits if isinstance(self.pool, SharedPool) else None
+            fits = in_arm(book.unadvised, self.ledger, shared)  # with a control group: its arm
             for _ in interleave(book.unadvised, group, self.rng, fits, self._start):
                 if self.packer is not None:
                     self.packer.match(family, self.ledger, self.groups, now)

@@ -22,6 +22,7 @@ from plugins.contract.events import (
     OwnerSessionStarted,
     PowerState,
 )
+from plugins.contract.machine_split import MachineSplit
 from plugins.contract.policy import MachineInfo, Policy, PolicyContext
 from plugins.contract.registry import policy_for
 from plugins.power.base import PowerPolicy
@@ -185,7 +186,8 @@ def build_world(
     if isinstance(advisor, AdviceSource):
         source = advisor
     else:
-        source = AskedPolicy(power or advisor, pool.index)
+        split = MachineSplit(rules.control_percent, names) if rules.control_percent else None
+        source = AskedPolicy(power or advisor, pool.index, split=split)
     negotiator = Negotiator(engine, pool, book, source, rng, job_index, negotiation_interval)
     book.unadvised.bound_s = rules.wait_bound_s
     if rules.control_percent:  # the control group: matched as without advice from submission

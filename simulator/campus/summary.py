@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from plugins.contract.control import ARMS, CONTROL
+from plugins.contract.control import ARMS, CONTROL, TREATED
 from simulator.campus.job_book import DONE, REMOVED
 from simulator.campus.replay import ReplayResult
 
@@ -161,11 +161,12 @@ def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> N
     control = book.unadvised.control  # then a column: the job's arm
     kept = np.flatnonzero(keep).tolist()
     flags = [str(int(j in released)) for j in kept]
-    arms = [",control" if j in control else ",treated" for j in kept]
+    last = [book.machine_names[m] if m >= 0 else "" for m in np.asarray(book.machine)[kept]]
+    arms = [f",{CONTROL if j in control else TREATED},{m}" for j, m in zip(kept, last, strict=True)]
     with (out / "jobs.csv").open("w") as fh:
         fh.write("job_id,submit,finish,attempts,overhead_s,good_wh,wasted_wh")
         fh.write(",released" if bounded else "")
-        fh.write(",arm\n" if control else "\n")
+        fh.write(",arm,machine\n" if control else "\n")
         for job_id, row, flag, arm in zip(ids, table.tolist(), flags, arms, strict=True):
             s, f, a, o, g, w = row
             fin = "" if f != f else f"{f:.0f}"

@@ -21,6 +21,8 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from plugins.contract.control import CONTROL
+from plugins.contract.ledger import AdviceLedger
 from simulator.indexed_set import IndexedSet
 
 NO_CUTOFF = (math.inf, 0)
@@ -88,6 +90,22 @@ class Unadvised:
         sorted list is a heap)."""
         self.queue = sorted({(t, j) for t, j in self.queue if j in self.members})
         return [j for _, j in self.queue]
+
+
+def in_arm(
+    unadvised: Unadvised, ledger: AdviceLedger, fits: Callable[[int, int], bool] | None
+) -> Callable[[int, int], bool] | None:
+    """Which machines an unadvised job may take: any that ``fits`` it, and with a control group
+    only those of its arm while their advice names one (``ADVISOR_ARM_OK``, machine_split.py)."""
+    control = unadvised.control
+    if not control:
+        return fits
+
+    def fits_arm(j: int, m: int) -> bool:
+        arm = ledger.get(m).arm
+        return (arm is None or (arm == CONTROL) == (j in control)) and (fits is None or fits(j, m))
+
+    return fits_arm
 
 
 def match_unadvised(

@@ -1,7 +1,8 @@
 """The shipped control-group split, evaluated by the real classad2: the bucket the expressions
 compute from ClusterId and ProcId is the one plugins/contract/control.py computes, for many jobs
 (and near the 64-bit edges the arithmetic must not cross); the share is the knob's; a control
-job passes a held machine's START with a neutral rank, a treated job does not."""
+job passes a held machine's START with a neutral rank, a treated job does not; with fresh advice
+each arm starts only on its own machines, and on any once the advice lapsed."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from advisor.condor.attributes import advice_attributes
 from condor.test_deploy_expressions import candidate_ads, deploy_macros, expand
 from plugins.contract.advice import MachineAdvice
 from plugins.contract.control import CONTROL, arm_of, control_bucket
+from plugins.contract.machine_split import CONTROL_MACHINE, TREATED_MACHINE
 
 PAIRS = (
     [(c, 0) for c in range(1, 1500)]
@@ -58,13 +60,20 @@ def test_the_share_is_the_knob_and_stable() -> None:
     assert arm_of("12", 10) == arm_of("12.0", 10)
 
 
-def evaluate(ad: dict[str, Any], name: str, advice: MachineAdvice, cluster: int, pct: int) -> Any:
+def evaluate(
+    ad: dict[str, Any],
+    name: str,
+    advice: MachineAdvice,
+    cluster: int,
+    pct: int,
+    expires_in: float = 600,
+) -> Any:
     import classad2
 
     now = time.time()
     macros = {**deploy_macros(), "ADVISOR_CONTROL_PERCENT": str(pct)}
     machine = classad2.ClassAd(ad)  # a real startd ad: an unscoped name falls through to the job
-    for key, value in advice_attributes(advice, now - 10, now + 600, "t/1").items():
+    for key, value in advice_attributes(advice, now - 700, now + expires_in, "t/1").items():
         machine[key] = value
     job = classad2.ClassAd({"ClusterId": cluster, "ProcId": 0, "QDate": int(now - 60)})
     return classad2.ExprTree(expand(name, macros)).eval(machine, job)
@@ -87,3 +96,32 @@ def test_control_jobs_are_matched_as_without_advice(shared_data: Path) -> None:
     held = MachineAdvice(hold=True)
     assert evaluate(ad, "NEGOTIATOR_SLOT_CONSTRAINT", held, treated, 10) is True  # control may
     assert evaluate(ad, "NEGOTIATOR_SLOT_CONSTRAINT", held, treated, 0) is False
+
+
+@pytest.mark.realdata
+def test_each_arm_starts_only_on_its_own_machines_while_the_advice_is_fresh(
+    shared_data: Path,
+) -> None:
+    ad = dict(candidate_ads(shared_data, 1)[0])
+    control = next(c for c in range(1, 100) if control_bucket(c, 0) < 10)
+    treated = next(c for c in range(1, 100) if control_bucket(c, 0) >= 10)
+    ranked = MachineAdvice(rank=3.0, arm="treated")  # a treated machine the policy advised
+    allowed = {
+        (machine, job): evaluate(ad, "ADVISOR_ALLOWS", advice, cluster, 10)
+        for machine, advice in (("control", CONTROL_MACHINE), ("treated", TREATED_MACHINE))
+        for job, cluster in (("control", control), ("treated", treated))
+    }
+    assert allowed == {
+        ("control", "control"): True,
+        ("control", "treated"): False,
+        ("treated", "control"): False,
+        ("treated", "treated"): True,
+    }
+    assert evaluate(ad, "ADVISOR_ALLOWS", ranked, control, 10) is False
+    assert evaluate(ad, "ADVISOR_ALLOWS", ranked, treated, 10) is True
+    assert evaluate(ad, "ADVISOR_RANK", ranked, treated, 10) == 3.0
+    for advice in (CONTROL_MACHINE, TREATED_MACHINE, ranked):  # lapsed: as without the advisor
+        for cluster in (control, treated):
+            assert evaluate(ad, "ADVISOR_ALLOWS", advice, cluster, 10, expires_in=-5) is True
+    # without a split (no AdvisorControl) a control job may take any machine
+    assert evaluate(ad, "ADVISOR_ALLOWS", MachineAdvice(rank=3.0), control, 10) is True

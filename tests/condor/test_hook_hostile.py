@@ -55,6 +55,7 @@ KIND = {
     "AdvisorRank": "number",
     "AdvisorRankByPriorHours": "numbers",
     "AdvisorHold": "boolean",
+    "AdvisorControl": "boolean",
     "AdvisorPredictedIdle": "number",
     "AdvisorPower": "string",
     "AdvisorUpdated": "number",
@@ -67,6 +68,7 @@ FULL = MachineAdvice(
     hold=True,
     predicted_idle_s=5400.0,
     power=PowerAdvice.MAY_SLEEP,
+    arm="control",
 )
 
 
@@ -145,6 +147,7 @@ policies = st.text(
     hold=st.booleans(),
     idle=st.none() | st.floats(min_value=0, allow_infinity=False),
     power=st.sampled_from(list(PowerAdvice)),
+    arm=st.sampled_from([None, "control", "treated"]),
     age=st.floats(0, 3600),
     ahead=st.floats(0.001, 86399),
     policy=policies,
@@ -155,12 +158,13 @@ def test_encoded_advice_passes_the_hook_unchanged(
     hold: bool,
     idle: float | None,
     power: PowerAdvice,
+    arm: str | None,
     age: float,
     ahead: float,
     policy: str,
 ) -> None:
     now = time.time()
-    advice = MachineAdvice(rank, ranks, hold, idle, power)
+    advice = MachineAdvice(rank, ranks, hold, idle, power, arm=arm)
     body = encoded(advice, now - age, now + ahead, policy)
     lines = hook.accept(body.encode(), now)
     assert "".join(line + "\n" for line in lines) == body

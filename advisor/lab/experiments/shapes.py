@@ -13,6 +13,7 @@ from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
 from simulator.campus.shapes import load_shapes
 from simulator.plotting import figure, legend_outside
+from simulator.trace_model import PARTITIONABLE, SINGLE
 
 NAME = "shapes"
 HELP = "policies on differently shaped pools against random and crystal (saving share, overhead)"
@@ -27,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wait-bound", type=float, default=24.0, metavar="HOURS",
         help="the starvation bound of every replay, as deployed (0: none, as the papers ran)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--slots", choices=[SINGLE, PARTITIONABLE], default=SINGLE,
+        help="how every machine takes jobs (docs/slots.md; default: single, as the papers ran)",
     )  # fmt: skip
     parser.add_argument("--scales", default="1,0.25")
     parser.add_argument("--seeds", default="1,2")
@@ -84,7 +89,15 @@ def run(args: argparse.Namespace) -> int:
     policies = [p for p in args.policies.split(",") if p not in ("random", "crystal")]
     bound = args.wait_bound * 3600.0 if args.wait_bound > 0 else None
     tasks = [
-        Task(policy, scale=scale, days=args.days, seed=seed, shape=shape, wait_bound_s=bound)
+        Task(
+            policy,
+            scale=scale,
+            days=args.days,
+            seed=seed,
+            slots=args.slots,
+            shape=shape,
+            wait_bound_s=bound,
+        )
         for shape, scale, seed in members(args)
         for policy in ["random", "crystal", *policies]
     ]

@@ -7,7 +7,7 @@ the central manager reads ``/explain``; jobs go where the advice ranks highest, 
 partitionable slot, a held machine starts nothing, the owner's return evicts both and the daemon
 sees both evictions as the owner's; once the daemon stops, its advice expires and the pool runs
 as without it. With ``pool.edit_jobs``, a queue-ordering advice sets ``JobPrio`` and the jobs
-start in that order.
+start in that order. With a control group, each job starts only on its arm's execute point.
 """
 
 from __future__ import annotations
@@ -32,9 +32,19 @@ from advisor.daemon.config import merge
 from advisor.lab.daemon_process import DaemonProcess
 from integration.conftest import TEST_POLICIES, listening, stop_all, wait_for
 from integration.pool import network
-from integration.pool.hosts import ADDRESSES, ADVISOR_PORT, CM, COLLECTOR, HostsPool
+from integration.pool.hosts import (
+    ADDRESSES,
+    ADVISOR_PORT,
+    CM,
+    COLLECTOR,
+    CONTROL_OFF,
+    LOCAL,
+    HostsPool,
+)
 from integration.pool.pool import DEFAULT_CHROOT, DOMAIN, PROJECT, build_chroot
 from integration.test_real_pool_events import job, policy_ended
+from plugins.contract.control import CONTROL, TREATED, arm_of
+from plugins.contract.machine_split import MachineSplit
 
 pytestmark = pytest.mark.hosts
 
@@ -103,12 +113,16 @@ def start_advisor(
     started: list[HostedDaemon] = []
 
     def start(
-        options: dict[str, str], pool: dict[str, Any] | None = None, policy: str = "fixed-advice"
+        options: dict[str, str],
+        pool: dict[str, Any] | None = None,
+        policy: str = "fixed-advice",
+        control: dict[str, Any] | None = None,
     ) -> HostedDaemon:
         shipped = yaml.safe_load((PROJECT / "examples/advisor.yaml").read_text())
         local = local_override(tmp_path / "state", options)
         local["policy"]["name"] = policy
         local["pool"].update(pool or {})
+        local["control"].update(control or {})
         path = tmp_path / "advisor.yaml"
         path.write_text(yaml.safe_dump(merge(shipped, local)))
         return listening(HostedDaemon(["--config", str(path)]), started)
@@ -361,3 +375,63 @@ def test_the_daemon_tells_the_pool_a_jobs_longest_attempt_as_advisor_prior_hours
         expand("ADVISOR_CLASS", macros),
     )
     assert rows.splitlines() == ["0 2 2", "1 undefined 0"]
+
+
+@contextlib.contextmanager
+def control_group(pool: HostsPool, percent: int) -> Iterator[None]:
+    """Every host's ``ADVISOR_CONTROL_PERCENT`` set to ``percent`` (as an administrator turns the
+    control group on), and back to none after."""
+
+    def configure(value: int) -> None:
+        for host in pool.hosts:
+            local = f"/etc/advisor-hosts/{host}/config.d/60-htcondor-advisor-local.conf"
+            text = (CONTROL_OFF if host == CM else LOCAL).replace(
+                CONTROL_OFF, f"ADVISOR_CONTROL_PERCENT = {value}\n"
+            )
+            pool.host_path(local).write_text(text)
+            pool.run(host, "condor_reconfig")
+
+    configure(percent)
+    try:
+        yield
+    finally:
+        configure(0)
+
+
+def test_control_jobs_start_only_on_the_control_arm_s_machine(
+    hosts_pool: HostsPool, start_advisor: Any
+) -> None:
+    """Half the jobs and one execute point of two are the control arm's: each job starts only on
+    its arm's machine while the advice is fresh (docs/control-group.md)."""
+    split = MachineSplit(50, [EP1, EP2])
+    (control_ep,) = split.control
+    (treated_ep,) = {EP1, EP2} - split.control
+    with control_group(hosts_pool, 50):
+        # the policy would rank the control machine highest: it is not asked, jobs keep off it
+        start_advisor(
+            {"ranks": f"{control_ep}=9,{treated_ep}=1"},
+            control={"percent": 50, "guard": False},
+        )
+
+        def arms_published() -> bool:
+            ads = {ad["Machine"]: ad for ad in slot_ads(["AdvisorControl"])}
+            return (
+                ads.get(control_ep, {}).get("AdvisorControl") is True
+                and ads.get(treated_ep, {}).get("AdvisorControl") is False
+            )
+
+        wait_for(arms_published, 60, "each machine's arm through its hook")
+        hosts_pool.submit(job(600, 16, "request_cpus = 1"))  # both arms, surely
+        arm_of_machine = {control_ep: CONTROL, treated_ep: TREATED}
+
+        def both_arms_running() -> dict[str, str] | bool:
+            jobs = running_on(hosts_pool)
+            return len({arm_of(j, 50) for j in jobs}) == 2 and jobs
+
+        placed = wait_for(both_arms_running, 90, "jobs of both arms running")
+        time.sleep(6)  # more negotiation cycles: free cores of the other arm stay free
+        placed.update(running_on(hosts_pool))
+        assert {j: arm_of_machine[m] for j, m in placed.items()} == {
+            j: arm_of(j, 50) for j in placed
+        }
+        hosts_pool.run(CM, "condor_rm", "-all", check=False)

@@ -101,7 +101,8 @@ SUSPEND = False
 
 CONTROL_OFF = "ADVISOR_CONTROL_PERCENT = 0\n"
 """Every host's 60-htcondor-advisor-local.conf: no control group, as these tests check what the
-advice does to given jobs (the split has its own tests: classad2 and the twin)."""
+advice does to given jobs (the split has its own tests: classad2, the twin, and one test here
+that turns it on)."""
 LOCAL = CONTROL_OFF + "ADVISOR_HOOK_PERIOD = 2\n"
 """The execute points' local file also asks every 2 s (a test's patience)."""
 

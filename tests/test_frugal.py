@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
 from tracekit import MONDAY, H
 
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
@@ -19,6 +21,7 @@ from plugins.contract.events import (
 from plugins.contract.policy import MachineInfo, MachineView, PolicyContext, PoolView
 from plugins.frugal.arrivals import OwnerArrivals
 from plugins.frugal.fates import JobFates, lower_bound
+from plugins.frugal.payback import kept_off, lost_hours
 from plugins.frugal.policy import HELD, FrugalPolicy
 
 DAY = 24 * H
@@ -127,3 +130,68 @@ def test_owner_arrivals_are_counted_per_free_machine_hour() -> None:
     hour = int((MONDAY // DAY + 3) % 7) * 24  # Monday 00:00's hour of the week
     assert arrivals.exposure[0, hour : hour + 3].tolist() == [3.5, 3.5, 4.0]
     assert rates[0, hour] > rates[0, hour + 2] > 0  # an hour without logins: the prior only
+
+
+def test_payback_keeps_a_long_class_off_a_busy_room_while_a_quiet_one_is_expected() -> None:
+    rates = np.zeros((2, 80))
+    rates[0] = 0.5  # room 0: an owner every two free hours; room 1: nobody
+    held = kept_off(lost_hours(rates, np.array([1.0, 10.0]), to_reboot_h=20.0), np.ones(2))
+    # 10 h in room 0 loses 1.92 h in expectation, more than an hour's wait for room 1
+    assert held[0].tolist() == [False, True]
+    assert not held[1].any()  # the quiet room is never worse than waiting
+
+
+def test_payback_never_holds_where_every_hour_and_room_is_alike() -> None:
+    rates = np.full((2, 80), 0.5)
+    lost = lost_hours(rates, np.array([1.0, 10.0, 20.0]), to_reboot_h=20.0)
+    assert not kept_off(lost, np.ones(2)).any()
+
+
+def test_payback_expecting_any_machine_later_holds_less_than_expecting_the_safest() -> None:
+    rates = np.zeros((2, 80))
+    rates[1] = 0.5  # a quiet room of one machine, a busy one of nine
+    lost = lost_hours(rates, np.array([10.0]), to_reboot_h=20.0)
+    machines = np.array([1.0, 9.0])
+    assert kept_off(lost, machines, 0.0)[:, 0].tolist() == [False, True]
+    # later in a machine drawn from all: 1 + 0.9 * 1.92 h, more than 1.92 h now
+    assert not kept_off(lost, machines, 1.0).any()
+    assert kept_off(lost, machines, 0.1)[:, 0].tolist() == [False, True]
+
+
+def test_payback_counts_the_reboot_and_what_an_attempt_loses() -> None:
+    rates = np.zeros((1, 80))
+    lost = lost_hours(rates, np.array([2.0, 10.0]), to_reboot_h=5.0)
+    assert lost[0, 0].tolist() == pytest.approx([0.0, 5.0])  # 10 h cut at the reboot, 5 h in
+    assert lost[0, 5].tolist() == pytest.approx([0.0, 0.0])  # just after the reboot: whole
+    rates[0, 3] = 50.0  # an owner surely arrives in the fourth hour
+    lost = lost_hours(rates, np.array([2.0, 10.0]), to_reboot_h=20.0)
+    assert lost[0, 0, 0] == pytest.approx(0.0) and lost[0, 0, 1] == pytest.approx(3.02, abs=0.01)
+
+
+def test_payback_is_an_option_and_off_keeps_frugal_1() -> None:
+    machines = {m: MACHINES[m] for m in ("busy-57", "quiet-57")}
+    for payback in ("mean", "spread", "off"):
+        policy = FrugalPolicy(PolicyContext(machines, seed=1), {"payback": payback})
+        busy, quiet = (policy.arrivals.cluster_index[c] for c in ("busy", "quiet"))
+        policy.arrivals.logins[busy] = 200.0  # an owner every five free hours, at any hour
+        policy.arrivals.exposure[busy] = 1000.0
+        policy.arrivals.exposure[quiet] = 1e6  # nobody, ever
+        for job in range(60):  # jobs of 12 hours
+            done = AttemptOutcome.COMPLETED
+            policy.observe(AttemptEnded(MONDAY + 12 * H, f"j{job}", "quiet-57", done, MONDAY))
+        ranks = ranks_at(policy, MONDAY + 21 * DAY + 8 * H)  # Monday 08:00, reboot in 19 h
+        assert ranks["quiet-57"][11] > 0
+        # 12 h in the busy room lose 3.46 h in expectation: an hour's wait for the quiet one pays
+        assert (ranks["busy-57"][11] == HELD) is (payback != "off")
+        assert ranks["busy-57"][11] < ranks["quiet-57"][11]
+
+
+def test_a_class_spreads_over_the_runtimes_of_the_completed_jobs_that_ran_longer() -> None:
+    fates = JobFates()
+    for job, hours in enumerate([0.5, 1.5, 3.5, 3.5]):
+        fates.completed(f"j{job}", hours * H)
+    runtimes, shares = fates.runtime_spread()
+    assert shares[0] @ runtimes == pytest.approx(fates.runtime_needed_h()[0])
+    assert shares[1] @ runtimes == pytest.approx((1.625 + 2 * 3.625) / 3)
+    assert shares[3] @ runtimes == 3.625
+    assert shares[5] @ runtimes == 6.125  # none ran over 5 hours yet: k + 1

@@ -80,6 +80,11 @@ class OwnerArrivals:
         mean = float(self.logins.sum()) / total if total else 0.0
         return (self.logins + PRIOR_HOURS * mean) / (self.exposure + PRIOR_HOURS)
 
+    def rates_ahead(self, now: float, hours: int) -> np.ndarray:
+        """lambda[c, j]: the rates of the hour j hours from now (column 0: this hour)."""
+        ahead = np.roll(self.rates(now), -hour_of_week(now), axis=1)
+        return np.tile(ahead, (1, -(-hours // WEEK_HOURS)))[:, :hours]
+
     def eviction_chance(self, now: float, runtimes_h: np.ndarray) -> np.ndarray:
         """P[c, k]: the chance an owner of cluster c arrives within ``runtimes_h[k]`` from now."""
         rates = self.rates(now)

@@ -83,6 +83,20 @@ class JobFates:
             out[k] = float(tail @ centres[k * BINS_PER_HOUR :] / n) if n else fallback
         return out
 
+    def runtime_spread(self) -> tuple[np.ndarray, np.ndarray]:
+        """Runtimes (hours, the bins' centres) and per class k the share of its completed jobs
+        of each (those that ran over k hours); the fallback runtime where none did yet."""
+        centres = (np.arange(RUNTIME_BINS) + 0.5) / BINS_PER_HOUR
+        shares = np.zeros((PRIOR_HOURS_CLASSES, RUNTIME_BINS))
+        for k in range(PRIOR_HOURS_CLASSES):
+            tail = self.runtimes[k * BINS_PER_HOUR :]
+            if tail.sum():
+                shares[k, k * BINS_PER_HOUR :] = tail / tail.sum()
+            else:
+                fallback = DEFAULT_RUNTIME_H if k == 0 else k + 1.0
+                shares[k, min(int(fallback * BINS_PER_HOUR), RUNTIME_BINS - 1)] = 1.0
+        return centres, shares
+
     def state_dict(self) -> dict[str, Any]:
         return {
             "longest": dict(self.longest),

@@ -16,6 +16,9 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   it costs nothing; and, if ``hold_never_finishers`` is above 0 (off by default: a hold that
   recurs at each wait can keep a long good job out of its one window after the reboot), when the
   95% lower bound on the share of class-k jobs that never finish exceeds it (fates.py).
+- Keep class k off room c (rank -1 there) while waiting for a safer hour or room is expected to
+  finish its jobs sooner than starting in c now (payback.py, ``payback``; frugal 2): it costs
+  them nothing in expectation and saves the run an owner or the reboot would cut short.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from plugins.contract.events import (
 from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.frugal.arrivals import OwnerArrivals
 from plugins.frugal.fates import JobFates
+from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
 
 HELD = -1.0
 SCALE = 1e4
@@ -49,11 +53,15 @@ def _share(value: float) -> str | None:
     return None if 0.0 <= value < 1.0 else "must be at least 0 and below 1 (0: off)"
 
 
+def _payback(value: str) -> str | None:
+    return None if value in ("mean", "spread", "off") else "must be mean, spread or off"
+
+
 class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "1"
+    VERSION = "2"
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "hold_never_finishers": Option(
             0.0,
@@ -62,6 +70,21 @@ class FrugalPolicy(Policy):
             _share,
         ),
         "min_fates": Option(50, int, "jobs of a class seen leaving before it may be held"),
+        "payback": Option(
+            "spread",
+            str,
+            "keep a class off a room while waiting is expected to finish its jobs sooner "
+            "(payback.py), over the runtimes its completed jobs had (spread) or for their mean "
+            "(mean); off: the reboot rule only, as frugal 1",
+            _payback,
+        ),
+        "payback_later": Option(
+            1.0,
+            float,
+            "where a held job is expected to start later: in the safest rooms holding this "
+            "share of the machines (0: the safest room; 1: any machine, as random placement)",
+            lambda v: None if 0.0 <= v <= 1.0 else "must be from 0 to 1",
+        ),
     }
     WANTS = frozenset({AttemptEnded, JobRemoved, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
@@ -148,13 +171,29 @@ class FrugalPolicy(Policy):
         held = self.held_classes(now)
         watts = np.array([w for _, w in self.groups.values()]) if self.groups else np.zeros(0)
         mean_watts = float(watts.mean()) if len(watts) else 0.0
+        off = self._kept_off(now, needed, len(chance))
         rows = {}
         for name, (c, w) in self.groups.items():
             p = chance[c]
             rank = np.round(SCALE / (w * (1 + p / 2) + p * mean_watts), 3)
-            rank[held] = HELD
+            rank[held | off[c]] = HELD
             rows[name] = tuple(float(x) for x in rank)
         return rows
+
+    def _kept_off(self, now: float, needed: np.ndarray, rooms: int) -> np.ndarray:
+        """Per room and class, the payback hold (payback.py); none when it is off."""
+        how = self.options["payback"]
+        if how == "off" or not rooms:
+            return np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
+        to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
+        machines, share = np.asarray(self.arrivals.machines), self.options["payback_later"]
+        if how == "mean":
+            hours = MAX_WAIT_H + int(np.ceil(needed.max())) + 2
+            rates = self.arrivals.rates_ahead(now, hours)
+            return kept_off(lost_hours(rates, needed, to_reboot_h), machines, share)
+        runtimes, shares = self.fates.runtime_spread()
+        rates = self.arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(runtimes.max())) + 2)
+        return kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, machines, share)
 
     def explain(self, machine: str) -> dict[str, Any]:
         name = self.group_of.get(machine)

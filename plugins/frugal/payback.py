@@ -9,14 +9,15 @@ expectation, the time its attempt runs before an owner arrives or the reboot kil
 
     lost(d) = integral_0^x S_d(u) du - R S_d(R) [R <= B_d],   x = min(R, B_d),
 
-(R the runtime the class needs, S_d the chance no owner arrived u hours after the start, B_d the
-hours from that start to the reboot; E[T 1{T < R}] for the killing time T). A class is kept off
-room c now when lost_c(0) > d + min over rooms of lost(d) for some d in 1..24: waiting d hours
-and starting then, in the safest room, is expected to end sooner. It departs from the paper in
-two ways: it counts one attempt only (an evicted job's rerun is advised again when it is back
-in the queue, as the class it has then reached), and it cannot see which machines will be free
-later, so it takes the later start in the safest room, or in a machine drawn from the safest
-rooms holding a given share of the machines (``payback_later``).
+(R a runtime the class needs, S_d the chance no owner arrived u hours after the start, B_d the
+hours from that start to the reboot; E[T 1{T < R}] for the killing time T), averaged over the
+runtimes of the class's completed jobs (or taken at their mean, ``payback=mean``). A class is
+kept off room c now when lost_c(0) > d + lost_later(d) for some d in 1..24: waiting d hours is
+expected to end sooner. It departs from the paper in two ways: it counts one attempt only (an
+evicted job's rerun is advised again when it is back in the queue, as the class it has then
+reached), and it cannot see which machines will be free later, so lost_later is the mean over a
+machine drawn as random placement draws them (``payback_later`` 1, the default; less towards
+the safest room, 0).
 """
 
 from __future__ import annotations

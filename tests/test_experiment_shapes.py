@@ -31,3 +31,25 @@ def test_shapes_replays_each_member_in_the_layout_asked(tmp_path: Path, slots: s
             assert float(row["saving_share"]) == 1.0
         assert float(row["energy_vs_random"]) > 0 and float(row["overhead_vs_random"]) > 0
     assert (tmp_path / "shapes.png").stat().st_size > 1000
+
+
+def test_set_passes_an_option_to_one_policy_and_names_a_mistake(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["experiment", "shapes", "--shapes", "small-college", "--scales", "0.03", "--seeds"]
+    args += ["1", "--days", "7", "--policies", "frugal", "--workers", "1"]
+    assert main([*args, "--set", "frugal.payback=off", "--out", str(tmp_path)]) == 0
+    with (tmp_path / "shapes_runs.csv").open() as fh:
+        options = {r["policy"]: r["options"] for r in csv.DictReader(fh)}
+    assert options == {"random": "", "crystal": "", "frugal": "payback=off"}
+    for wrong, said in (
+        ("bandit-cluster.epsilon=0.1", "POLICY one of --policies (frugal)"),
+        ("frugal.payback", "expected POLICY.KEY=VALUE"),
+        ("frugal.payback=never", "option payback='never': must be mean, spread or off"),
+        ("frugal.speed=9", "unknown option 'speed'"),
+    ):
+        capsys.readouterr()
+        assert main([*args, "--set", wrong, "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "x").exists()  # refused before any replay

@@ -11,6 +11,8 @@ from typing import Any
 from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
+from plugins.contract.policy import parse_options
+from plugins.contract.registry import policy_class
 from simulator.campus.shapes import load_shapes
 from simulator.plotting import figure, legend_outside
 from simulator.trace_model import PARTITIONABLE, SINGLE
@@ -25,6 +27,10 @@ of the achievable saving."""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shapes", default="all", help="shape names, comma-separated, or all")
     parser.add_argument("--policies", default="frugal,bandit-cluster", help="besides the two")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="POLICY.KEY=VALUE",
+        help="an option of one of --policies (e.g. frugal.payback=off), repeatable",
+    )  # fmt: skip
     parser.add_argument(
         "--wait-bound", type=float, default=24.0, metavar="HOURS",
         help="the starvation bound of every replay, as deployed (0: none, as the papers ran)",
@@ -50,6 +56,25 @@ def members(args: argparse.Namespace) -> list[tuple[str, float, int]]:
     scales = [float(s) for s in args.scales.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
     return [(n, scale, seed) for n in names for scale in scales for seed in seeds]
+
+
+def policy_options(
+    settings: list[str], policies: list[str]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """``--set POLICY.KEY=VALUE`` as each policy's options, checked before any replay."""
+    chosen: dict[str, dict[str, str]] = {}
+    for item in settings:
+        name, _, pair = item.partition(".")
+        key, sep, value = pair.partition("=")
+        if name not in policies or not key or not sep:
+            raise ConfigError(
+                f"--set {item!r}: expected POLICY.KEY=VALUE with POLICY one of --policies "
+                f"({', '.join(policies)})"
+            )
+        chosen.setdefault(name, {})[key] = value
+    for name, options in chosen.items():
+        parse_options(policy_class(name), options)  # an unknown key or bad value: OptionError
+    return {name: tuple(sorted(options.items())) for name, options in chosen.items()}
 
 
 def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, Any]]:
@@ -88,9 +113,11 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
 def run(args: argparse.Namespace) -> int:
     policies = [p for p in args.policies.split(",") if p not in ("random", "crystal")]
     bound = args.wait_bound * 3600.0 if args.wait_bound > 0 else None
+    options = policy_options(args.set, policies)
     tasks = [
         Task(
             policy,
+            options=options.get(policy, ()),
             scale=scale,
             days=args.days,
             seed=seed,

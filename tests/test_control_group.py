@@ -16,6 +16,7 @@ from tracekit import H, inventory, trace
 from advisor.cli import main
 from plugins.contract.advice import Advice, MachineAdvice
 from plugins.contract.control import CONTROL, arm_of
+from plugins.contract.events import AttemptEnded, Event
 from plugins.contract.policy import Policy, PolicyContext, PoolView
 from simulator.campus.job_book import DONE
 from simulator.campus.replay import ReplayResult, machine_infos, replay
@@ -39,6 +40,30 @@ class NoAdvice(Policy):
 
     def advise(self, view: PoolView, now: float) -> Advice:
         return Advice()
+
+
+class Learner(NoAdvice):
+    """Records the jobs whose attempts it learned from."""
+
+    NAME = "learner"
+    WANTS = frozenset({AttemptEnded})
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.jobs: set[str] = set()
+
+    def observe(self, event: Event) -> None:
+        self.jobs.add(event.job_id)  # type: ignore[attr-defined]
+
+
+def test_the_policy_learns_from_the_treated_jobs_only() -> None:
+    tr = trace(inventory(4), jobs=[(i * 60.0, H, float("inf")) for i in range(40)], days=2)
+    for percent, learned_control in ((PERCENT, False), (None, True)):
+        p = Learner(PolicyContext(machine_infos(tr), seed=1))
+        book = replay(tr, p, seed=1, rules=PoolRules(control_percent=percent)).book
+        ran = {book.ids[j] for j, s in enumerate(book.status) if s == DONE}
+        control = {i for i in ran if arm_of(i, PERCENT) == CONTROL}
+        assert control and p.jobs == (ran if learned_control else ran - control)
 
 
 def run(tr: Trace, policy: type[Policy], percent: int | None) -> ReplayResult:

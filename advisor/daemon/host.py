@@ -25,7 +25,7 @@ from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice
-from plugins.contract.control import TREATED, arm_of
+from plugins.contract.control import TREATED, arm_of, of_control_job
 from plugins.contract.events import AttemptEnded, Event, JobQueued, JobRemoved
 from plugins.contract.policy import MachineInfo, Policy, PoolView
 
@@ -134,6 +134,7 @@ class PolicyHost:
         known = self.machines
         kinds: Counter[str] = Counter()
         learned: Counter[str] = Counter()
+        hidden = self.control.book.percent if self.control is not None else 0  # control jobs
         for event in events:
             kind = type(event)
             machine = getattr(event, "machine", None)
@@ -142,7 +143,7 @@ class PolicyHost:
                 log.debug("ignored %s on %s: the collector never showed it", kind.__name__, machine)
                 continue
             kinds[kind.__name__] += 1
-            if kind in wanted:
+            if kind in wanted and not (hidden and of_control_job(event, hidden)):
                 observe(event)
                 learned[kind.__name__] += 1
             if machine is not None:

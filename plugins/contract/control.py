@@ -14,6 +14,8 @@ when its bucket is below the control percent (docs/control-group.md).
 
 from __future__ import annotations
 
+from plugins.contract.events import Event
+
 MODULUS = 2_147_483_647
 """2^31 - 1, the Park-Miller prime."""
 MULTIPLIER = 48_271
@@ -47,3 +49,11 @@ def arm_of(job_id: str, percent: float) -> str:
     if numbers is None or percent <= 0:
         return TREATED
     return CONTROL if control_bucket(*numbers) < percent else TREATED
+
+
+def of_control_job(event: Event, percent: float) -> bool:
+    """Whether ``event`` concerns a control job. The policy learns from treated jobs only, so
+    that the treated arm runs as the policy would on the whole pool: a bandit that also learned
+    from the control jobs' random placements advised otherwise (docs/control-group.md)."""
+    job = getattr(event, "job_id", None)
+    return job is not None and arm_of(job, percent) == CONTROL

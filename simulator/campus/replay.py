@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from plugins.contract.control import CONTROL, arm_of
+from plugins.contract.control import CONTROL, arm_of, of_control_job
 from plugins.contract.events import (
     ALL_EVENT_KINDS,
     ALL_POWER_STATES,
@@ -220,14 +220,24 @@ def replay(
     on_progress: Callable[[float], None] | None = None,
 ) -> ReplayResult:
     """Run the whole trace; ``on_progress(fraction)`` is called as simulated days pass."""
+    rules = rules or PoolRules()
+    emit_job = _emitter(policy, ALL_EVENT_KINDS - MACHINE_EVENTS)
+    percent = rules.control_percent
+    if percent and emit_job is not None:  # the policy learns from treated jobs only
+        learn = emit_job
+
+        def emit_job(event: Event) -> None:
+            if not of_control_job(event, percent):
+                learn(event)
+
     world = build_world(
         trace,
         policy,
         seed,
-        rules or PoolRules(),
+        rules,
         negotiation_interval,
         policy.observe if policy.WANTS & MACHINE_EVENTS else None,
-        _emitter(policy, ALL_EVENT_KINDS - MACHINE_EVENTS),
+        emit_job,
         policy.WANTS,
         policy.WANTS_POWER,
     )

@@ -26,6 +26,17 @@ Ended = tuple[float, str, bool, float | None, float, float, int, str | None]
 of its last attempt or None)."""
 
 
+def _opened(submit: float | None) -> list[Any]:
+    """A job's record while it lives: submit time, energy Wh, wasted Wh, evictions, machine."""
+    return [submit, 0.0, 0.0, 0, None]
+
+
+def restored(state: dict[str, Any]) -> tuple[dict[str, list[Any]], list[Ended]]:
+    """A snapshot's open and ended jobs; an older daemon kept no machine (None)."""
+    opened = {job: [*v, None][:5] for job, v in state["open"].items()}
+    return opened, [(*row, None)[:8] for row in state["ended"]]
+
+
 class ArmBook:
     def __init__(self, percent: float, keep_s: float) -> None:
         self.percent = percent
@@ -39,16 +50,14 @@ class ArmBook:
     def observe(self, event: Event) -> None:
         """Account one event (only job events matter)."""
         if isinstance(event, JobQueued):
-            self.open.setdefault(
-                event.job_id, [event.time, 0.0, 0.0, 0, None]
-            )  # a re-queue keeps it
+            self.open.setdefault(event.job_id, _opened(event.time))  # a re-queue keeps it
         elif isinstance(event, AttemptEnded):
             self._attempt(event)
         elif isinstance(event, JobRemoved) and event.job_id in self.open:
             self._end(event.time, event.job_id, None)
 
     def _attempt(self, e: AttemptEnded) -> None:
-        job = self.open.setdefault(e.job_id, [None, 0.0, 0.0, 0, None])
+        job = self.open.setdefault(e.job_id, _opened(None))
         job[4] = e.machine
         seconds = max(e.time - e.started, 0.0)
         wh = seconds * e.active_watts / 3600.0
@@ -101,7 +110,6 @@ class ArmBook:
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Restore a snapshot's book (each ended job keeps the arm it was counted in)."""
-        # (a snapshot of an older daemon kept no machine: None)
-        self.open = {job: [*v, None][:5] for job, v in state["open"].items()}
-        self.ended = deque((*row, None)[:8] for row in state["ended"])
+        self.open, ended = restored(state)
+        self.ended = deque(ended)
         self.totals = {arm: dict(state["totals"][arm]) for arm in ARMS}

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from advisor.daemon.arms import restored
 from plugins.contract.control import ARMS, CONTROL, TREATED, arm_of
 
 RESAMPLES = 2000
@@ -43,13 +44,9 @@ class Figure:
 
 def samples_of_state(control: Mapping[str, Any]) -> list[Sample]:
     """The jobs of a snapshot's ``control`` book: ended ones, and the energy of open ones."""
-    book, percent = control["book"], control["percent"]
-    ended = [(*row, None)[:8] for row in book["ended"]]  # an older daemon kept no machine
+    opened, ended = restored(control["book"])
     out: list[Sample] = [(arm, e, done, ovh, m) for _, arm, done, ovh, e, _, _, m in ended]
-    out += [
-        (arm_of(job, percent), v[1], False, None, ([*v, None])[4])
-        for job, v in book["open"].items()
-    ]
+    out += [(arm_of(job, control["percent"]), v[1], False, None, v[4]) for job, v in opened.items()]
     return out
 
 

@@ -24,6 +24,13 @@ RUNTIME_BINS = PRIOR_HOURS_CLASSES * BINS_PER_HOUR + 1
 """Completed runtimes in quarter hours; the last bin holds every runtime of a day or more."""
 DEFAULT_RUNTIME_H = 2.0
 """Before any job completed: the papers' typical good job (most under three hours)."""
+CENTRES = (np.arange(RUNTIME_BINS) + 0.5) / BINS_PER_HOUR
+"""Each runtime bin's centre (hours)."""
+
+
+def fallback_h(k: int) -> float:
+    """The runtime a class-k job is taken to need before any such job completed."""
+    return DEFAULT_RUNTIME_H if k == 0 else k + 1.0
 
 
 def lower_bound(successes: float, n: float, z: float = 1.96) -> float:
@@ -74,28 +81,24 @@ class JobFates:
     def runtime_needed_h(self) -> np.ndarray:
         """Per class k, the mean runtime of the completed jobs that ran over k hours (hours);
         k + 1 where none did yet."""
-        centres = (np.arange(RUNTIME_BINS) + 0.5) / BINS_PER_HOUR
         out = np.empty(PRIOR_HOURS_CLASSES)
         for k in range(PRIOR_HOURS_CLASSES):
             tail = self.runtimes[k * BINS_PER_HOUR :]
             n = tail.sum()
-            fallback = DEFAULT_RUNTIME_H if k == 0 else k + 1.0
-            out[k] = float(tail @ centres[k * BINS_PER_HOUR :] / n) if n else fallback
+            out[k] = float(tail @ CENTRES[k * BINS_PER_HOUR :] / n) if n else fallback_h(k)
         return out
 
     def runtime_spread(self) -> tuple[np.ndarray, np.ndarray]:
         """Runtimes (hours, the bins' centres) and per class k the share of its completed jobs
         of each (those that ran over k hours); the fallback runtime where none did yet."""
-        centres = (np.arange(RUNTIME_BINS) + 0.5) / BINS_PER_HOUR
         shares = np.zeros((PRIOR_HOURS_CLASSES, RUNTIME_BINS))
         for k in range(PRIOR_HOURS_CLASSES):
             tail = self.runtimes[k * BINS_PER_HOUR :]
             if tail.sum():
                 shares[k, k * BINS_PER_HOUR :] = tail / tail.sum()
             else:
-                fallback = DEFAULT_RUNTIME_H if k == 0 else k + 1.0
-                shares[k, min(int(fallback * BINS_PER_HOUR), RUNTIME_BINS - 1)] = 1.0
-        return centres, shares
+                shares[k, min(int(fallback_h(k) * BINS_PER_HOUR), RUNTIME_BINS - 1)] = 1.0
+        return CENTRES, shares
 
     def state_dict(self) -> dict[str, Any]:
         return {

@@ -21,7 +21,9 @@ from plugins.contract.policy import Policy, PolicyContext, PoolView
 from simulator.campus import advice_groups
 from simulator.campus.advice_groups import AdviceGroups
 from simulator.campus.job_book import DONE
+from simulator.campus.negotiator import Negotiator
 from simulator.campus.replay import machine_infos, replay
+from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.indexed_set import IndexedSet
 from simulator.trace_model import OpeningHours
 
@@ -264,3 +266,41 @@ def _value_in(cache: AdviceLedger) -> Callable[[str], MachineAdvice]:
 def _rankings(groups: AdviceGroups) -> list[list[tuple[int, ...]]]:
     """Per class, the group keys at each rank, best first."""
     return [[tuple(level.keys) for level in groups.levels(k)] for k in range(PRIOR_HOURS_CLASSES)]
+
+
+def test_no_cycle_leaves_jobs_waiting_beside_sleeping_machines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Equal ranks everywhere, asked only when freed, on 30 days of the bundled campus (two such
+    cycles, on days 14 and 21, before the fix): after every cycle either no job is idle or an
+    awake machine is free or none sleeps. A free machine that fell asleep was left filed as
+    awake, drawn only by awake matching, which a cycle with no awake machine free does not run:
+    jobs waited beside it."""
+    tr = generate_campus(load_campus_config(), days=30, scale=0.25, seed=1)
+    stranded: list[float] = []
+    cycle = Negotiator.cycle
+
+    def checked(self: Negotiator, due: object = None) -> None:
+        ran = self.cycles
+        cycle(self, due)
+        pool = self.pool
+        waiting = self.cycles > ran and self.book.idle_total
+        if waiting and pool.sleeping.items and not pool.free_awake.items:
+            stranded.append(self.engine.time)
+
+    monkeypatch.setattr(Negotiator, "cycle", checked)
+    replay(tr, EqualGroups(PolicyContext(machine_infos(tr), seed=0)), seed=1)
+    assert stranded == []
+
+
+class EqualGroups(Policy):
+    """Each machine follows its room's named advice (37 names on the campus), all ranked 1."""
+
+    NAME = "equal-groups"
+    ASKS_ONLY_WHEN_FREED = True
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        machines = self.context.machines
+        follows = {mv.name: machines[mv.name].cluster for mv in view.machines}
+        rooms = {name: MachineAdvice(rank=1.0) for name in set(follows.values())}
+        return Advice(shared=rooms, follows=follows, shared_until=now + 7200.0)

@@ -153,8 +153,8 @@ class Negotiator:
         self.advise_s.append(time.perf_counter() - began)
         self.groups.apply(answer.taken)
         if kept:
-            # a machine that fell asleep moves within its group when matching draws it
-            self._keep(sorted((kept - stale) & pool.free_awake.live))
+            # asleep ones too: no awake matching (none free) would draw them (robust-policies.md)
+            self._keep(sorted((kept - stale) & (pool.free_awake.live | pool.sleeping.live)))
         if answer.jobs:
             book.apply_advice(answer.jobs, self.job_index)
         return stale
@@ -208,7 +208,7 @@ class Negotiator:
         return NEUTRAL_MACHINE_ADVICE if entry is None or not self.ledger.names_live else entry[0]
 
     def _keep(self, machines: list[int]) -> None:
-        """Machines still free with the advice they had, awake again."""
+        """Machines still free with the advice they had, filed in the family they are in now."""
         self.groups.refile(machines, list(map(self.ledger.filed, machines)))
 
     def _match_grouped(self, family: int) -> None:

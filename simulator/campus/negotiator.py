@@ -154,7 +154,8 @@ class Negotiator:
         self.groups.apply(answer.taken)
         if kept:
             # asleep ones too: no awake matching (none free) would draw them (robust-policies.md)
-            self._keep(sorted((kept - stale) & (pool.free_awake.live | pool.sleeping.live)))
+            free = pool.free_awake.live, pool.sleeping.live  # no union: kept is the few
+            self._keep(sorted(m for m in kept - stale if m in free[0] or m in free[1]))
         if answer.jobs:
             book.apply_advice(answer.jobs, self.job_index)
         return stale

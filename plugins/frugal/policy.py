@@ -17,8 +17,9 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   recurs at each wait can keep a long good job out of its one window after the reboot), when the
   95% lower bound on the share of class-k jobs that never finish exceeds it (fates.py).
 - Keep class k off room c (rank -1 there) while waiting for a safer hour or room is expected to
-  finish its jobs sooner than starting in c now (payback.py, ``payback``; frugal 2): it costs
-  them nothing in expectation and saves the run an owner or the reboot would cut short.
+  finish its jobs sooner than starting in c now (payback.py, ``payback``; frugal 2, and frugal 3
+  expects the later start in the safest room): it costs them nothing in expectation and saves the
+  run an owner or the reboot would cut short.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "2"
+    VERSION = "3"
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "hold_never_finishers": Option(
             0.0,
@@ -79,10 +80,11 @@ class FrugalPolicy(Policy):
             _payback,
         ),
         "payback_later": Option(
-            1.0,
+            0.0,
             float,
             "where a held job is expected to start later: in the safest rooms holding this "
-            "share of the machines (0: the safest room; 1: any machine, as random placement)",
+            "share of the machines (0: the safest room, frugal 3; 1: any machine, as random "
+            "placement, frugal 2)",
             lambda v: None if 0.0 <= v <= 1.0 else "must be from 0 to 1",
         ),
     }

@@ -5,6 +5,7 @@ restart."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -42,8 +43,10 @@ def owners_every_weekday_at_ten(policy: FrugalPolicy, weeks: int = 3) -> float:
     return MONDAY + 7 * weeks * DAY
 
 
-def ranks_at(policy: FrugalPolicy, now: float) -> dict[str, tuple[float, ...]]:
-    view = PoolView([MachineView(m, "idle", now - H) for m in MACHINES], [1] + [0] * 23)
+def ranks_at(
+    policy: FrugalPolicy, now: float, machines: Mapping[str, MachineInfo] = MACHINES
+) -> dict[str, tuple[float, ...]]:
+    view = PoolView([MachineView(m, "idle", now - H) for m in machines], [1] + [0] * 23)
     advice = policy.advise(view, now)
     return {m: advice.shared[name].rank_by_prior_hours or () for m, name in advice.follows.items()}
 
@@ -184,6 +187,30 @@ def test_payback_is_an_option_and_off_keeps_frugal_1() -> None:
         # 12 h in the busy room lose 3.46 h in expectation: an hour's wait for the quiet one pays
         assert (ranks["busy-57"][11] == HELD) is (payback != "off")
         assert ranks["busy-57"][11] < ranks["quiet-57"][11]
+
+
+def test_frugal_3_expects_a_held_job_in_the_safest_room_later_and_frugal_2_anywhere() -> None:
+    machines = {
+        f"busy-{i}": MachineInfo(f"busy-{i}", "busy", "Normal", 57.0, 40.0, 2.0) for i in range(9)
+    }
+    machines["quiet-57"] = MACHINES["quiet-57"]
+    held = {}
+    for later in (None, 1.0):  # the default (frugal 3), then frugal 2's
+        options = {} if later is None else {"payback_later": later}
+        policy = FrugalPolicy(PolicyContext(machines, seed=1), options)
+        busy, quiet = (policy.arrivals.cluster_index[c] for c in ("busy", "quiet"))
+        policy.arrivals.logins[busy] = 1800.0  # an owner every five free hours, at any hour
+        policy.arrivals.exposure[busy] = 9000.0
+        policy.arrivals.exposure[quiet] = 1e6  # nobody, ever
+        for job in range(60):  # jobs of 12 hours
+            done = AttemptOutcome.COMPLETED
+            policy.observe(AttemptEnded(MONDAY + 12 * H, f"j{job}", "quiet-57", done, MONDAY))
+        ranks = ranks_at(policy, MONDAY + 21 * DAY + 8 * H, machines)  # reboot in 19 h
+        held[later] = ranks["busy-0"][11] == HELD
+        assert ranks["quiet-57"][11] > 0
+    # 12 h in the busy room lose 3.46 h: an hour's wait for the quiet room pays (frugal 3), a
+    # wait for a machine drawn as random placement draws them (9 of 10 busy) does not
+    assert held == {None: True, 1.0: False}
 
 
 def test_a_class_spreads_over_the_runtimes_of_the_completed_jobs_that_ran_longer() -> None:

@@ -16,11 +16,12 @@ kept off room c now when lost_c(0) > d + lost_later(d) for some d in 1..24: wait
 expected to end sooner. It departs from the paper in two ways: it counts one attempt only (an
 evicted job's rerun is advised again when it is back in the queue, as the class it has then
 reached), and it cannot see which machines will be free later, so lost_later is the mean over a
-machine in the safest rooms holding a share of the machines (``payback_later``): 0, the
-default since frugal 3, takes the safest room, an optimistic guess (it may be busy then) that the
-starvation bound and the per-hour re-test keep cheap: replayed on the 14 shape members at scale
-1 it kept the mean overhead at most 0.825 times random's and captured more of the saving on 12 of
-them than 1, a machine drawn as random placement draws them (frugal 2; docs/robust-policies.md).
+machine in the safest rooms holding a share of the machines (``payback_later``). The default
+since frugal 3, 0, takes the safest room: an optimistic guess (it may be busy then) that the
+hourly re-test and the starvation bound keep cheap. Replayed on the 14 shape members at scale 1
+it kept the mean overhead at most 0.825 times random's, and it captured more of the saving than
+1 (a machine drawn as random placement draws them, frugal 2) on 12 of the 14
+(docs/robust-policies.md).
 """
 
 from __future__ import annotations

@@ -90,24 +90,15 @@ def effects(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return of
 
 
-MACHINE_DRAW = pytest.mark.xfail(
-    strict=True,
-    reason="the control arm's 14 machines of 138: under random placement for both arms, other "
-    "draws of 14 give its overhead 0.81 to 1.25 times the treated arm's, more than resampling "
-    "machines with their jobs shows; this draw waits 14% less than the rest under any advice "
-    "(docs/control-group.md)",
-)
-
-
 @pytest.mark.parametrize(
     ("policy", "figure"),
     [
         ("random", "energy per completed job"),
         ("frugal", "energy per completed job"),
         ("bandit-cluster", "energy per completed job"),
-        pytest.param("random", "overhead", marks=MACHINE_DRAW),
-        pytest.param("frugal", "overhead", marks=MACHINE_DRAW),
-        pytest.param("bandit-cluster", "overhead", marks=MACHINE_DRAW),
+        ("random", "overhead"),
+        ("frugal", "overhead"),
+        ("bandit-cluster", "overhead"),
     ],
 )
 def test_report_predicted_by_the_replay_and_against_the_full_pool(

@@ -98,11 +98,11 @@ def test_the_book_keeps_each_job_s_last_machine_and_the_report_resamples_machine
     assert {row[7] for row in book.ended} == {
         f"{a}-m{i}" for a in (CONTROL, TREATED) for i in range(3)
     }
-    samples = [(arm, e, done, ovh, m) for _, arm, done, ovh, e, _, _, m in book.ended]
+    samples = [(arm, e, done, ovh, m, sub) for _, arm, done, ovh, e, _, _, m, sub in book.ended]
     overhead = estimate(samples)[1]
     assert overhead.ratio == pytest.approx(1.0)
     # three machines per arm: resampling them shows how much one slow machine weighs; resampling
     # the 30 jobs alone would give a far narrower interval
-    per_job = [(arm, e, done, ovh, f"{i}") for i, (arm, e, done, ovh, _) in enumerate(samples)]
+    per_job = [(a, e, done, ovh, f"{i}", s) for i, (a, e, done, ovh, _, s) in enumerate(samples)]
     narrow = estimate(per_job)[1]
     assert overhead.high - overhead.low > 2 * (narrow.high - narrow.low)

@@ -69,7 +69,8 @@ def from_replay(out: Path) -> tuple[list[Sample], dict[str, Any]]:
         energy = float(row["good_wh"]) + float(row["wasted_wh"])
         done = bool(row["finish"])
         overhead = float(row["overhead_s"]) if done else None
-        samples.append((row["arm"], energy, done, overhead, row.get("machine") or None))
+        machine = row.get("machine") or None
+        samples.append((row["arm"], energy, done, overhead, machine, float(row["submit"])))
     return samples, {"source": str(jobs)}
 
 

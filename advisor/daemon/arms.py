@@ -21,9 +21,9 @@ from plugins.contract.events import AttemptEnded, AttemptOutcome, Event, JobQueu
 EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 TOTALS: tuple[str, ...] = ("completed", "removed", "evictions", "energy_wh", "wasted_wh")
 TOTALS += ("wasted_hours", "overhead_s", "overhead_jobs")
-Ended = tuple[float, str, bool, float | None, float, float, int, str | None]
+Ended = tuple[float, str, bool, float | None, float, float, int, str | None, float | None]
 """(end time, arm, completed, overhead s or None, energy Wh, wasted Wh, evictions, the machine
-of its last attempt or None)."""
+of its last attempt or None, submission time or None)."""
 
 
 def _opened(submit: float | None) -> list[Any]:
@@ -32,9 +32,9 @@ def _opened(submit: float | None) -> list[Any]:
 
 
 def restored(state: dict[str, Any]) -> tuple[dict[str, list[Any]], list[Ended]]:
-    """A snapshot's open and ended jobs; an older daemon kept no machine (None)."""
+    """A snapshot's open and ended jobs; an older daemon kept no machine or submission (None)."""
     opened = {job: [*v, None][:5] for job, v in state["open"].items()}
-    return opened, [(*row, None)[:8] for row in state["ended"]]
+    return opened, [(*row, None, None)[:9] for row in state["ended"]]
 
 
 class ArmBook:
@@ -87,7 +87,7 @@ class ArmBook:
         if overhead is not None:
             totals["overhead_s"] += overhead
             totals["overhead_jobs"] += 1
-        self.ended.append((t, arm, completed, overhead, energy, wasted, evictions, machine))
+        self.ended.append((t, arm, completed, overhead, energy, wasted, evictions, machine, submit))
         while self.ended and self.ended[0][0] < t - self.keep_s:
             self.ended.popleft()
 

@@ -81,6 +81,7 @@ def _day(submit: float | None) -> int:
 
 
 def _cells(rows: list[Sample], day_of: dict[int, int]) -> Cells:
+    """One arm's jobs summed per cell, so that a resample weighs cells rather than jobs."""
     unit_of: dict[str | int, int] = {}
     cell_of: dict[tuple[int, int], int] = {}
     sums: list[list[float]] = []

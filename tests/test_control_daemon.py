@@ -70,9 +70,9 @@ def test_per_arm_accounting_of_a_constructed_sequence() -> None:
     assert restored.totals == book.totals and list(restored.ended) == list(book.ended)
 
 
-def complete(group: ControlGroup, job: str, t: float, overhead: float) -> None:
+def complete(group: ControlGroup, job: str, t: float, overhead: float, machine: str = "m") -> None:
     group.book.observe(JobQueued(t - overhead - 600.0, job, "u"))
-    group.book.observe(AttemptEnded(t, job, "m", AttemptOutcome.COMPLETED, t - 600.0, 50.0))
+    group.book.observe(AttemptEnded(t, job, machine, AttemptOutcome.COMPLETED, t - 600.0, 50.0))
 
 
 def test_the_guard_trips_with_confidence_and_releases_with_hysteresis() -> None:
@@ -109,6 +109,27 @@ def test_the_guard_trips_with_confidence_and_releases_with_hysteresis() -> None:
         complete(group, next(treated), now, 1080.0 + 100 * (i % 6))
         complete(group, next(control), now, 1000.0 + 100 * (i % 6))
     assert group.judge(now) is False
+
+
+def test_one_slow_machine_does_not_trip_the_guard_that_welch_alone_would_trip() -> None:
+    """30 jobs per arm, alike but for three treated jobs that waited 20,000 s on one machine: as
+    independent jobs the treated arm is surely slower; drawn machine by machine, one time in three
+    that machine is not drawn at all, so the guard cannot say the advice did it."""
+    group = ControlGroup(SETTINGS, None)
+    treated, control = iter(T_IDS), iter(C_IDS)
+    now = 10 * H
+    for i in range(30):
+        complete(group, next(control), now, 1000.0 + 10 * (i % 7), f"c{i % 5}")
+        slow = i < 3  # all on t0
+        overhead, machine = (20000.0, "t0") if slow else (1000.0 + 10 * (i % 7), f"t{i % 10}")
+        complete(group, next(treated), now, overhead, machine)
+    assert group.judge(now) is False
+    assert group.z is not None and group.z > 1.645  # Welch alone would have tripped
+    assert group.lower is not None and group.lower < 1.1
+    # the same excess on every treated machine: both tests agree, advice is withheld
+    for i in range(30):
+        complete(group, next(treated), now, 6000.0 + 10 * (i % 7), f"t{i % 10}")
+    assert group.judge(now) is True and group.lower > 1.1
 
 
 def group_metrics(group: ControlGroup) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor.daemon.arms import restored
+from advisor.daemon.arms import Ended, restored
 from plugins.contract.control import ARMS, CONTROL, TREATED, arm_of
 
 RESAMPLES = 2000
@@ -53,10 +53,16 @@ class Figure:
     high: float
 
 
+def sample_of(ended: Ended) -> Sample:
+    """An ended job of the daemon's book as a sample."""
+    _, arm, done, overhead, energy, _, _, machine, submit = ended
+    return arm, energy, done, overhead, machine, submit
+
+
 def samples_of_state(control: Mapping[str, Any]) -> list[Sample]:
     """The jobs of a snapshot's ``control`` book: ended ones, and the energy of open ones."""
     opened, ended = restored(control["book"])
-    out: list[Sample] = [(arm, e, done, ovh, m, s) for _, arm, done, ovh, e, _, _, m, s in ended]
+    out = [sample_of(row) for row in ended]
     out += [
         (arm_of(job, control["percent"]), v[1], False, None, v[4], v[0])
         for job, v in opened.items()
@@ -113,8 +119,20 @@ def _draws(rng: np.random.Generator, resamples: int, n: int) -> np.ndarray:
     return np.stack([np.bincount(p, minlength=n) for p in picks]).astype(float)
 
 
-def estimate(samples: Iterable[Sample], seed: int = 0) -> list[Figure]:
-    """Energy per completed job (Wh) and mean overhead (min), treated against control."""
+NAMES = (("energy per completed job", "Wh"), ("overhead", "min"))
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """Per figure (``NAMES``' order): each arm's value, and the ratio treated / control in each
+    resample (those both arms define)."""
+
+    point: dict[str, tuple[float, float]]
+    ratios: tuple[np.ndarray, np.ndarray]
+
+
+def resample(samples: Iterable[Sample], resamples: int = RESAMPLES, seed: int = 0) -> Resampled:
+    """The pigeonhole bootstrap of both figures (module docstring)."""
     rng = np.random.default_rng(seed)
     rows = list(samples)
     day_of = {d: i for i, d in enumerate(sorted({_day(r[5]) for r in rows}))}
@@ -124,23 +142,30 @@ def estimate(samples: Iterable[Sample], seed: int = 0) -> list[Figure]:
         if not any(r[2] for r in mine):
             raise ValueError(f"no completed job in the {arm} arm yet")
         cells[arm] = _cells(mine, day_of)
-        point[arm] = _figures(cells[arm].sums.sum(axis=0))
+        energy, overhead = _figures(cells[arm].sums.sum(axis=0))
+        point[arm] = (float(energy), float(overhead))
     boot: dict[str, list[np.ndarray]] = {arm: [] for arm in ARMS}
     chunk = max(1, CELLS_AT_ONCE // max(len(c.sums) for c in cells.values()))
-    for start in range(0, RESAMPLES, chunk):
-        n = min(chunk, RESAMPLES - start)
+    for start in range(0, resamples, chunk):
+        n = min(chunk, resamples - start)
         by_day = _draws(rng, n, len(day_of))  # paired: the same days for both arms
         for arm, of_arm in cells.items():
             by_machine = _draws(rng, n, of_arm.machines)
             weight = by_day[:, of_arm.day] * by_machine[:, of_arm.machine]
             boot[arm].append(weight @ of_arm.sums)
     figures = {arm: _figures(np.concatenate(b)) for arm, b in boot.items()}
+    ratios = [figures[TREATED][i] / figures[CONTROL][i] for i in range(len(NAMES))]
+    energy, overhead = (r[np.isfinite(r)] for r in ratios)
+    return Resampled(point, (energy, overhead))
+
+
+def estimate(samples: Iterable[Sample], seed: int = 0) -> list[Figure]:
+    """Energy per completed job (Wh) and mean overhead (min), treated against control."""
+    drawn = resample(samples, seed=seed)
     out = []
     tail = (1 - LEVEL) / 2 * 100
-    for i, (name, unit) in enumerate((("energy per completed job", "Wh"), ("overhead", "min"))):
-        t, c = float(point[TREATED][i]), float(point[CONTROL][i])
-        ratios = figures[TREATED][i] / figures[CONTROL][i]
-        ratios = ratios[np.isfinite(ratios)]
-        low, high = np.percentile(ratios, [tail, 100 - tail])
+    for i, (name, unit) in enumerate(NAMES):
+        t, c = drawn.point[TREATED][i], drawn.point[CONTROL][i]
+        low, high = np.percentile(drawn.ratios[i], [tail, 100 - tail])
         out.append(Figure(name, unit, t, c, t / c, float(low), float(high)))
     return out

@@ -134,6 +134,26 @@ def start_advisor(
         hosts_pool.set_owner_schedule(name, [])
 
 
+def owners_everywhere(hosts_pool: HostsPool) -> None:
+    """Every execute point's owner logged in for the next hour, as every slot ad says in an update
+    made after the cron applied it. An older ad could pass for it: the test before may have left
+    an owner that its teardown then sent away, and a job submitted while that slot is briefly
+    free would start (a test once saw its idle job running)."""
+    now = time.time()
+    for ep in hosts_pool.names:
+        hosts_pool.set_owner_schedule(ep, [(now, now + 3600)])
+    applied = now + hosts_pool.cron_period + 1
+
+    def owned() -> bool:
+        ads = slot_ads(["State", "MyCurrentTime"])
+        fresh = [ad for ad in ads if ad.get("MyCurrentTime", 0) >= applied]
+        machines = {ad["Machine"].split(".")[0] for ad in fresh}
+        every = machines >= set(hosts_pool.names) and len(fresh) == len(ads)
+        return every and all(ad.get("State") == "Owner" for ad in fresh)
+
+    wait_for(owned, 30, "every execute point's owner, in slot ads made after the cron read it")
+
+
 def slot_ads(projection: list[str]) -> list[Any]:
     """The collector's startd ads (partitionable and dynamic slots), read across the bridge."""
     import htcondor2
@@ -265,14 +285,7 @@ def test_job_advice_sets_jobprio_and_changes_the_start_order(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:
     # both execute points taken by their owners: the jobs queue, oldest first by default
-    now = time.time()
-    for ep in hosts_pool.names:
-        hosts_pool.set_owner_schedule(ep, [(now, now + 3600)])
-
-    def owners_everywhere() -> bool:
-        return all(ad.get("State") == "Owner" for ad in slot_ads(["State"])) or False
-
-    wait_for(owners_everywhere, 30, "both execute points in the Owner state")
+    owners_everywhere(hosts_pool)
     out = hosts_pool.submit(job(600, 4, "request_cpus = 1"))
     cluster = out.split("submitted to cluster ")[1].split(".")[0]
     # the advisor's identity, WRITE for its edits (a queue super user: deploy/access-point)
@@ -299,10 +312,7 @@ def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(
 ) -> None:
     # four jobs of one cluster, longest bound first: EDF (deadline = arrival + runtime + sigma,
     # paper 002 eq. 1) puts the two shortest first, which FIFO would start last
-    now = time.time()
-    for ep in hosts_pool.names:
-        hosts_pool.set_owner_schedule(ep, [(now, now + 3600)])
-    wait_for(lambda: all(ad.get("State") == "Owner" for ad in slot_ads(["State"])), 30, "owners")
+    owners_everywhere(hosts_pool)
     description = job(600, 1, "request_cpus = 1\nallowed_execute_duration = $(bound)")
     description = description.replace("queue 1", "queue bound in (3000, 2000, 1000, 700)")
     out = hosts_pool.submit(description)
@@ -345,10 +355,7 @@ def test_the_daemon_tells_the_pool_a_jobs_longest_attempt_as_advisor_prior_hours
     # the pool's expression reads the last attempt, the daemon knows the longest: an hour-long
     # attempt cannot be waited for here, so the script records one as the epoch history would
     # (start_advisor only for its teardown: the jobs removed, the owners gone)
-    now = time.time()
-    for ep in hosts_pool.names:
-        hosts_pool.set_owner_schedule(ep, [(now, now + 3600)])
-    wait_for(lambda: all(ad.get("State") == "Owner" for ad in slot_ads(["State"])), 30, "owners")
+    owners_everywhere(hosts_pool)
     out = hosts_pool.submit(job(600, 2, "request_cpus = 1"))
     cluster = out.split("submitted to cluster ")[1].split(".")[0]
     token = editing_token(hosts_pool, tmp_path)

@@ -418,6 +418,9 @@ def test_job_advice_no_sink_publishes_is_counted_and_said_once(
         daemon.host.cycle(1000.0)
         daemon.host.cycle(1060.0)
     said = [r.message for r in caplog.records if "sink publishes" in r.message]
-    assert said == ["ranker/1 gives job advice, which no configured sink publishes"]
+    assert said == [
+        "ranker/1 gives job advice, which no configured sink publishes"
+        " (pool.edit_jobs: true publishes it)"
+    ]
     exposition = daemon.metrics.exposition()
     assert b'advisor_advice_unpublished_total{kind="job"} 4.0' in exposition

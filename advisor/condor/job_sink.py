@@ -1,5 +1,7 @@
-"""Opt-in schedd sink (``pool.edit_jobs``): per-job advice as the ``JobPrio`` of idle jobs, and
-each idle job's prior-hours class as ``AdvisorPriorHours``.
+"""Opt-in schedd sink (``pool.edit_jobs``): per-job advice as the ``JobPrio`` of idle jobs or,
+for a job the advice keeps off every machine, its ``AdvisorHoldUntil`` (``ADVISOR_JOB_HELD`` in
+deploy/common/40: a hold says nothing of the job's priority, so its ``JobPrio`` is left alone),
+and each idle job's prior-hours class as ``AdvisorPriorHours``.
 
 The negotiator offers a submitter's idle jobs in ``JobPrio`` order (higher first), so a policy
 that orders the queue (``fifo``, ``edf``, ``utility-sarsa``: ``JobAdvice.prio``) acts on a live
@@ -68,21 +70,30 @@ class ScheddJobSink:
     publishes_jobs: bool = True
     sent: dict[str, int] = field(default_factory=dict)
     """The ``JobPrio`` last set per job (jobs no longer advised are forgotten)."""
+    held: dict[str, int] = field(default_factory=dict)
+    """The ``AdvisorHoldUntil`` last set per job, until it passes."""
 
     def publish(self, advice: Advice, now: float) -> None:
-        wanted = {job: round(a.prio) for job, a in advice.jobs.items()}
+        until = {job: a.hold_until for job, a in advice.jobs.items() if a.hold_until is not None}
+        wanted = {job: round(a.prio) for job, a in advice.jobs.items() if job not in until}
+        self.held = {job: t for job, t in self.held.items() if t > now}
+        holds = [(job, int(t)) for job, t in until.items() if self.held.get(job) != int(t)]
+        holds = holds[: self.max_edits]  # first: a hold is of this moment, a priority waits
         self.sent = {job: p for job, p in self.sent.items() if job in wanted}
         changed = [(job, p) for job, p in wanted.items() if self.sent.get(job) != p]
-        changed = changed[: self.max_edits]
-        budget = self.max_edits - len(changed)
+        changed = changed[: self.max_edits - len(holds)]
+        budget = self.max_edits - len(holds) - len(changed)
         classes = {name: list(jobs.items()) for name, jobs in self.understated().items() if jobs}
-        if not changed and not (classes and budget):
+        if not holds and not changed and not (classes and budget):
             return
         for name, schedd in self.schedds():
+            for value, jobs in by_value(holds).items():
+                edit_idle(schedd, jobs, self.owners, "AdvisorHoldUntil", value)
             for prio, jobs in by_value(changed).items():
                 edit_idle(schedd, jobs, self.owners, "JobPrio", prio)
             hours = classes.get(name, [])[:budget]
             budget -= len(hours)
             for value, jobs in by_value(hours).items():
                 edit_idle(schedd, jobs, self.owners, "AdvisorPriorHours", value)
+        self.held.update(holds)
         self.sent.update(changed)

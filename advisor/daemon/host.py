@@ -216,9 +216,10 @@ class PolicyHost:
                 if kind not in self.unpublished_said:
                     self.unpublished_said.add(kind)
                     log.warning(
-                        "%s gives %s advice, which no configured sink publishes",
+                        "%s gives %s advice, which no configured sink publishes%s",
                         self.policy.label,
                         kind,
+                        " (pool.edit_jobs: true publishes it)" if kind == "job" else "",
                     )
 
     def cycle(self, now: float) -> Advice:

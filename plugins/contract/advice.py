@@ -60,9 +60,13 @@ class JobAdvice:
     ``min_idle_s``: the job only matches machines whose ``AdvisorPredictedIdle`` is at least this.
     ``prio``: higher runs first among the jobs that can match (``JobPrio``).
     ``hold``: keep the job out of matchmaking.
+    ``hold_until``: keep the job off every machine until then (``AdvisorHoldUntil``), counted as
+    advice: neutral when the machines' advice lapsed, for a control job and past the starvation
+    bound, so it never keeps a job waiting longer than the bound would.
     """
 
     hold: bool = False
+    hold_until: float | None = None
     min_idle_s: float | None = None
     prio: float = 0.0
     replicas: int = 1

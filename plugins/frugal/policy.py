@@ -20,6 +20,11 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   finish its jobs sooner than starting in c now (payback.py, ``payback``; frugal 2, and frugal 3
   expects the later start in the safest room): it costs them nothing in expectation and saves the
   run an owner or the reboot would cut short.
+- Keep a suspected never-finisher (suspects.py: an attempt longer than any completed job needed,
+  no job of its batch completed) off every machine for ``keep_off_hours`` after each eviction
+  (frugal 4; 0 is frugal 3), as per-job advice the starvation bound also releases. The papers
+  hold such jobs by their class (paper 000 sec. 4, paper 004 Algorithm 1), learned from fates:
+  a neglected batch runs for weeks before its fate is known.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
+from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, JobAdvice, MachineAdvice
 from plugins.contract.clock import HOUR, next_reboot
 from plugins.contract.events import (
     AttemptEnded,
@@ -43,6 +48,7 @@ from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, 
 from plugins.frugal.arrivals import OwnerArrivals
 from plugins.frugal.fates import JobFates
 from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
+from plugins.frugal.suspects import NeverFinisherSuspects
 
 HELD = -1.0
 SCALE = 1e4
@@ -62,7 +68,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "3"
+    VERSION = "4"
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "hold_never_finishers": Option(
             0.0,
@@ -71,6 +77,13 @@ class FrugalPolicy(Policy):
             _share,
         ),
         "min_fates": Option(50, int, "jobs of a class seen leaving before it may be held"),
+        "keep_off_hours": Option(
+            24.0,
+            float,
+            "keep a suspected never-finisher off every machine this long after each eviction "
+            "(suspects.py; 0: off, frugal 3)",
+            lambda v: None if v >= 0 else "must be 0 or more",
+        ),
         "payback": Option(
             "spread",
             str,
@@ -96,6 +109,9 @@ class FrugalPolicy(Policy):
         super().__init__(context, options)
         self.arrivals = OwnerArrivals()
         self.fates = JobFates()
+        self.suspects = NeverFinisherSuspects()
+        self.kept_off: dict[str, JobAdvice] = {}
+        """Holds decided since the last advice (per-job advice is sent once)."""
         self.cluster_of: dict[str, str] = {}
         """Every machine counted in ``arrivals``."""
         self.group_of: dict[str, str] = {}
@@ -130,12 +146,19 @@ class FrugalPolicy(Policy):
         elif isinstance(event, AttemptEnded):
             if event.outcome is AttemptOutcome.COMPLETED:
                 self.fates.completed(event.job_id, event.time - event.started)
+                self.suspects.completed(event.job_id, event.time - event.started, event.time)
             elif event.outcome in EVICTED:
                 self.fates.evicted(event.job_id, event.time - event.started)
+                self._keep_off_if_suspected(event.job_id, event.time)
             elif event.outcome is AttemptOutcome.REMOVED:
                 self.fates.removed(event.job_id)
         elif isinstance(event, JobRemoved):
             self.fates.removed(event.job_id)
+
+    def _keep_off_if_suspected(self, job: str, now: float) -> None:
+        hours = self.options["keep_off_hours"]
+        if hours > 0 and self.suspects.suspected(job, self.fates.longest[job]):
+            self.kept_off[job] = JobAdvice(hold_until=now + hours * HOUR)
 
     def advise(self, view: PoolView, now: float) -> Advice:
         hour = int(now // HOUR)
@@ -154,6 +177,7 @@ class FrugalPolicy(Policy):
         for name in sorted(stated):
             row = self.rows[name]
             advice.shared[name] = MachineAdvice(rank=row[0], rank_by_prior_hours=row)
+        advice.jobs, self.kept_off = self.kept_off, {}
         return advice
 
     def held_classes(self, now: float) -> np.ndarray:
@@ -216,12 +240,15 @@ class FrugalPolicy(Policy):
         return {
             "arrivals": self.arrivals.state_dict(),
             "fates": self.fates.state_dict(),
+            "suspects": self.suspects.state_dict(),
             "clusters": dict(self.cluster_of),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.arrivals.load_state(state["arrivals"])
         self.fates.load_state(state["fates"])
+        if "suspects" in state:  # (a frugal 3 snapshot has none: learned anew)
+            self.suspects.load_state(state["suspects"])
         self.cluster_of = dict(state["clusters"])
         self.group_of, self.groups = {}, {}
         self.machines_joined(list(self.context.machines.values()))

@@ -28,12 +28,13 @@ from plugins.contract.events import (
     JobQueued,
     JobRemoved,
 )
+from simulator.campus.job_states import DONE, HELD, PENDING, QUEUED, REMOVED, RUNNING
 from simulator.campus.month_stats import MonthStats
+from simulator.campus.replica_entries import add_replicas
 from simulator.campus.unadvised import Unadvised
 from simulator.engine import Engine
 from simulator.trace_model import Jobs
 
-PENDING, QUEUED, RUNNING, DONE, REMOVED, HELD = range(6)
 MAX_REPLICAS = 10
 LAST_CLASS, INF = PRIOR_HOURS_CLASSES - 1, float("inf")
 # enum members as module constants: ``AttemptOutcome.REMOVED`` is a slow class getattr
@@ -91,9 +92,13 @@ class JobBook:
         self.family: dict[int, list[int]] = {}
         self.replica_in_flight_wh = 0.0
 
-    def _enqueue(self, j: int) -> None:
-        advice = self.advice.get(j)
-        if advice is not None and advice.hold:
+    def _enqueue(self, j: int, entered: float | None = None) -> None:
+        advice, now = self.advice.get(j), self.engine.time
+        entered = now if entered is None else entered
+        until = self.unadvised.hold_ends(j, advice, entered, now)
+        if until is not None:  # AdvisorHoldUntil: queued again when it or the bound ends
+            self.engine.at(until, self._hold_ended, (j, entered))
+        if until is not None or (advice is not None and advice.hold):
             self.status[j] = HELD
             return
         self.status[j] = QUEUED
@@ -107,9 +112,14 @@ class JobBook:
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
             self.idle_by_class[k] += 1
         if j not in self.unadvised.members:
-            self.unadvised.watch(j, self.engine.time)
+            self.unadvised.watch(j, entered)
         self.idle_total += 1
         self.on_queued()
+
+    def _hold_ended(self, arg: tuple[int, float]) -> None:
+        j, entered = arg
+        if self.status[j] == HELD:
+            self._enqueue(j, entered)
 
     def _dequeue(self, j: int) -> None:
         """Forget a queued job lazily (heaps keep the entry; pops skip non-queued jobs)."""
@@ -151,32 +161,9 @@ class JobBook:
                 self._dequeue(j)
             self.advice[j] = adv
             if queued or self.status[j] == HELD:
-                self._enqueue(j)
+                self._enqueue(j, self.unadvised.entered.get(j))
             if adv.replicas > 1 and self.replicable[j] and j not in self.family:
-                self._replicate(j, min(adv.replicas, MAX_REPLICAS))
-
-    def _replicate(self, j: int, count: int) -> None:
-        """Queue ``count - 1`` replicas of job ``j`` beside it (it is unfinished)."""
-        if self.status[j] not in (QUEUED, RUNNING):
-            return
-        now = self.engine.time
-        self.family[j] = [j]
-        for i in range(1, count):
-            e = len(self.status)
-            self.family[j].append(e)
-            self.parent.append(j)
-            self.ids.append(f"{self.ids[j]}#r{i}")
-            self.replicable.append(False)
-            for column, value in (
-                (self.runtime, self.runtime[j]), (self.submit_t, self.submit_t[j]),
-                (self.status, PENDING), (self.attempts, 0), (self.longest, 0.0),
-                (self.prior_class, 0), (self.good_wh, 0.0), (self.wasted_wh, 0.0),
-                (self.finish, float("nan")), (self.machine, -1), (self.started, 0.0),
-                (self.cpus, self.cpus[j]), (self.memory, self.memory[j]),
-            ):  # fmt: skip
-                column.append(value)  # type: ignore[arg-type]
-            self._announce(e, now)
-            self._enqueue(e)
+                add_replicas(self, j, min(adv.replicas, MAX_REPLICAS))
 
     def head(self, k: int) -> tuple[float, int] | None:
         """Oldest queued job of class ``k`` (dropping stale heap entries)."""

@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from plugins.contract.advice import JobAdvice
 from plugins.contract.control import CONTROL
 from plugins.contract.ledger import AdviceLedger
 from simulator.indexed_set import IndexedSet
@@ -57,6 +58,19 @@ class Unadvised:
     def release(self, j: int) -> None:
         self.waiting.add(j)
         self.released.add(j)
+
+    def hold_ends(
+        self, j: int, advice: JobAdvice | None, entered: float, now: float
+    ) -> float | None:
+        """When entry ``j``, kept off by ``AdvisorHoldUntil`` in a wait that began at ``entered``,
+        may match again: at the hold's end or at the bound, whichever comes first (a control
+        job ignores it as all advice: ADVISOR_ALLOWS, deploy/common/40); None: it may now."""
+        if advice is None or advice.hold_until is None or self.admits(j):
+            return None
+        until = advice.hold_until
+        if self.bound_s is not None:
+            until = min(until, entered + self.bound_s)
+        return until if until > now else None
 
     def left_queue(self, j: int) -> None:
         """The entry started or left the queue: its next wait is advised again."""

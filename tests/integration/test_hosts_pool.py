@@ -307,6 +307,34 @@ def test_job_advice_sets_jobprio_and_changes_the_start_order(
     assert sorted(started) == [f"{cluster}.2", f"{cluster}.3"]
 
 
+def test_a_job_held_until_later_stays_idle_while_the_others_start(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # frugal's keep-off of a suspected never-finisher, through the schedd sink: the job ad gets
+    # AdvisorHoldUntil and ADVISOR_ALLOWS keeps it off a free machine while the advice is fresh
+    owners_everywhere(hosts_pool)
+    out = hosts_pool.submit(job(600, 2, "request_cpus = 1"))
+    cluster = out.split("submitted to cluster ")[1].split(".")[0]
+    token = editing_token(hosts_pool, tmp_path)
+    start_advisor(
+        {"ranks": f"{EP1}=1,{EP2}=1", "holds": f"{cluster}.0=3600"},
+        {"token_file": str(token), "merge": False, "edit_jobs": True},
+    )
+
+    def held_until() -> dict[str, str]:
+        rows = hosts_pool.run(CM, "condor_q", "-allusers", "-af", "ProcId", "AdvisorHoldUntil")
+        return {f"{cluster}.{p}": v for p, v in (r.split() for r in rows.split("\n") if r.strip())}
+
+    until = wait_for(lambda: (h := held_until())[f"{cluster}.0"] != "undefined" and h, 30, "hold")
+    assert until[f"{cluster}.1"] == "undefined"
+    assert int(until[f"{cluster}.0"]) > time.time() + 3000
+    hosts_pool.set_owner_schedule("ep1", [])  # two free cores: only the job not held starts
+    started = wait_for(lambda: running_on(hosts_pool), 60, "a job")
+    assert list(started) == [f"{cluster}.1"]
+    time.sleep(10)  # five more negotiation cycles with a core free: the held job stays idle
+    assert list(running_on(hosts_pool)) == [f"{cluster}.1"]
+
+
 def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:

@@ -32,12 +32,14 @@ class FixedAdvice(Policy):
         "ranks": Option({}, parse_ranks, "MACHINE=RANK,... advised on every cycle"),
         "hold": Option(frozenset(), parse_names, "MACHINE,... advised AdvisorHold = true"),
         "prios": Option({}, parse_ranks, "JOB=PRIO,... advised as JobPrio while queued"),
+        "holds": Option({}, parse_ranks, "JOB=SECONDS,... kept off every machine that long"),
     }
     WANTS = frozenset({AttemptEnded})
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(context, options)
         self.ended: dict[str, list[list[str]]] = {}
+        self.first_advised: float | None = None
 
     def observe(self, event: Event) -> None:
         assert isinstance(event, AttemptEnded)
@@ -45,9 +47,13 @@ class FixedAdvice(Policy):
 
     def advise(self, view: PoolView, now: float) -> Advice:
         hold = self.options["hold"]
+        start = self.first_advised = self.first_advised or now
+        jobs = {job: JobAdvice(prio=p) for job, p in self.options["prios"].items()}
+        holds = self.options["holds"].items()
+        jobs.update((job, JobAdvice(hold_until=start + s)) for job, s in holds)
         return Advice(
             {m: MachineAdvice(rank=r, hold=m in hold) for m, r in self.options["ranks"].items()},
-            jobs={job: JobAdvice(prio=p) for job, p in self.options["prios"].items()},
+            jobs=jobs,
         )
 
     def state_dict(self) -> dict[str, Any]:

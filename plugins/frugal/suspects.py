@@ -1,0 +1,66 @@
+"""Never-finishers told apart while they are still in the queue: one of the job's attempts already
+ran longer than any completed job needed, and no job of its batch has completed.
+
+Why not the share learned from the jobs that left the queue (fates.py): a neglected broken batch
+runs for weeks before anyone removes it, so that share is learned too late to matter, and at the
+hours where it is learned in time it also holds good long jobs (docs/robust-policies.md). This
+test needs no fates. A good job completes in one attempt of its runtime, so an evicted attempt
+longer than every runtime seen so far says the job needs more than any of n completed jobs did;
+were it a good job, exchangeable with them, that chance would be 1/(n + 1). A completed job of
+the same batch (a ``condor_submit``: its jobs are alike) clears the suspicion all the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from plugins.contract.clock import DAY
+
+MIN_COMPLETED = 100
+"""Completed jobs seen before the longest of them is trusted as the longest a job needs."""
+FORGET_S = 30 * DAY
+"""A batch whose last completion is older than this is forgotten (its jobs have long left)."""
+
+
+def batch_of(job_id: str) -> str:
+    """The batch (cluster) of a ``cluster.proc`` job id."""
+    return job_id.split(".", 1)[0]
+
+
+class NeverFinisherSuspects:
+    def __init__(self) -> None:
+        self.longest_completed_s = 0.0
+        self.completed_jobs = 0
+        self.batches_done: dict[str, float] = {}
+        """Per batch with a completed job, when its last job completed."""
+        self._prune_at = 1024
+
+    def completed(self, job_id: str, ran_s: float, now: float) -> None:
+        self.longest_completed_s = max(self.longest_completed_s, ran_s)
+        self.completed_jobs += 1
+        self.batches_done[batch_of(job_id)] = now
+        if len(self.batches_done) >= self._prune_at:
+            self.batches_done = {b: t for b, t in self.batches_done.items() if now - t < FORGET_S}
+            self._prune_at = 2 * max(len(self.batches_done), 512)
+
+    def suspected(self, job_id: str, longest_attempt_s: float) -> bool:
+        """Whether a job whose longest attempt ran ``longest_attempt_s`` surely never finishes."""
+        return (
+            self.completed_jobs >= MIN_COMPLETED
+            and longest_attempt_s > self.longest_completed_s
+            and batch_of(job_id) not in self.batches_done
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "longest_completed_s": self.longest_completed_s,
+            "completed_jobs": self.completed_jobs,
+            "batches_done": dict(self.batches_done),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.longest_completed_s = float(state["longest_completed_s"])
+        self.completed_jobs = int(state["completed_jobs"])
+        self.batches_done = {str(b): float(t) for b, t in state["batches_done"].items()}
+        self._prune_at = 2 * max(len(self.batches_done), 512)

@@ -112,7 +112,9 @@ CONDOR_KEYS = {
         900,
         "keyboard idle below which the owner is present",
     ),
-    "edit_jobs": Key(f.boolean, False, "edit JobPrio, AdvisorHoldUntil and AdvisorPriorHours of idle jobs"),
+    "edit_jobs": Key(
+        f.boolean, False, "edit JobPrio, AdvisorHoldUntil and AdvisorPriorHours of idle jobs"
+    ),
     "edit_owners": Key(f.text_list, [], "only these owners' jobs are edited ([] = any)"),
     "max_job_edits": Key(
         lambda v, p: f.integer(v, p, lo=1, hi=100_000), 100, "job edits per cycle at most"

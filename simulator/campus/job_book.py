@@ -96,10 +96,11 @@ class JobBook:
         advice, now = self.advice.get(j), self.engine.time
         entered = now if entered is None else entered
         until = self.unadvised.hold_ends(j, advice, entered, now)
-        if until is not None:  # AdvisorHoldUntil: queued again when it or the bound ends
-            self.engine.at(until, self._hold_ended, (j, entered))
         if until is not None or (advice is not None and advice.hold):
+            if until is not None:  # AdvisorHoldUntil: queued again when it or the bound ends
+                self.engine.at(until, self._hold_ended, (j, entered, advice))
             self.status[j] = HELD
+            self.unadvised.held(j, entered)
             return
         self.status[j] = QUEUED
         if self.unadvised.admits(j):
@@ -116,9 +117,9 @@ class JobBook:
         self.idle_total += 1
         self.on_queued()
 
-    def _hold_ended(self, arg: tuple[int, float]) -> None:
-        j, entered = arg
-        if self.status[j] == HELD:
+    def _hold_ended(self, arg: tuple[int, float, JobAdvice]) -> None:
+        j, entered, advice = arg
+        if self.status[j] == HELD and self.advice.get(j) is advice:  # (else a newer hold's)
             self._enqueue(j, entered)
 
     def _dequeue(self, j: int) -> None:

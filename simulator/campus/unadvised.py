@@ -87,6 +87,12 @@ class Unadvised:
             self.entered[j] = now
             heapq.heappush(self.ages, (now, j))
 
+    def held(self, j: int, entered: float) -> None:
+        """An entry kept off by advice goes on waiting (as its ``EnteredCurrentStatus`` does):
+        its wait began at ``entered``, whenever advice lets it into the queue."""
+        if self.bound_s is not None:
+            self.entered[j] = entered
+
     def due(self, now: float) -> Iterator[int]:
         """Entries whose bound has passed (the caller checks they are still queued)."""
         ages, bound = self.ages, self.bound_s

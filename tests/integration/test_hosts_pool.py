@@ -281,26 +281,42 @@ def test_jobs_follow_the_advice_share_a_slot_and_leave_together_with_the_owner(
     assert all(int(t) >= int(held["AdvisorExpires"]) for t in out.split())  # not before expiry
 
 
+def queued_jobs(hosts_pool: HostsPool, description: str) -> str:
+    """Submit while both execute points are taken by their owners (the jobs queue, oldest first
+    by default); the cluster id."""
+    owners_everywhere(hosts_pool)
+    out = hosts_pool.submit(description)
+    return out.split("submitted to cluster ")[1].split(".")[0]
+
+
+def start_editing_advisor(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path, options: dict[str, str], *policy: str
+) -> None:
+    """The advisor with ``pool.edit_jobs``, as the identity an administrator makes for it (WRITE
+    for its edits, a queue super user: deploy/access-point)."""
+    token = editing_token(hosts_pool, tmp_path)
+    start_advisor(options, {"token_file": str(token), "merge": False, "edit_jobs": True}, *policy)
+
+
+def job_attribute(hosts_pool: HostsPool, cluster: str, name: str) -> dict[str, str]:
+    """``name`` of each queued job of ``cluster``, as condor_q prints it."""
+    rows = hosts_pool.run(CM, "condor_q", "-allusers", "-af", "ProcId", name).split("\n")
+    return {f"{cluster}.{p}": v for p, v in (r.split() for r in rows if r.strip())}
+
+
 def test_job_advice_sets_jobprio_and_changes_the_start_order(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:
-    # both execute points taken by their owners: the jobs queue, oldest first by default
-    owners_everywhere(hosts_pool)
-    out = hosts_pool.submit(job(600, 4, "request_cpus = 1"))
-    cluster = out.split("submitted to cluster ")[1].split(".")[0]
-    # the advisor's identity, WRITE for its edits (a queue super user: deploy/access-point)
-    token = editing_token(hosts_pool, tmp_path)
-    start_advisor(
-        {"ranks": f"{EP1}=1,{EP2}=1", "prios": f"{cluster}.3=9,{cluster}.2=8"},
-        {"token_file": str(token), "merge": False, "edit_jobs": True},
+    cluster = queued_jobs(hosts_pool, job(600, 4, "request_cpus = 1"))
+    ranks = f"{EP1}=1,{EP2}=1"
+    prios = f"{cluster}.3=9,{cluster}.2=8"
+    start_editing_advisor(hosts_pool, start_advisor, tmp_path, {"ranks": ranks, "prios": prios})
+    expected = {f"{cluster}.0": "0", f"{cluster}.1": "0", f"{cluster}.2": "8", f"{cluster}.3": "9"}
+    wait_for(
+        lambda: job_attribute(hosts_pool, cluster, "JobPrio") == expected,
+        30,
+        "the advised JobPrio in condor_q",
     )
-
-    def job_prios() -> dict[str, int]:
-        rows = hosts_pool.run(CM, "condor_q", "-allusers", "-af", "ProcId", "JobPrio").split("\n")
-        return {f"{cluster}.{p}": int(v) for p, v in (r.split() for r in rows if r.strip())}
-
-    expected = {f"{cluster}.0": 0, f"{cluster}.1": 0, f"{cluster}.2": 8, f"{cluster}.3": 9}
-    wait_for(lambda: job_prios() == expected, 30, "the advised JobPrio in condor_q")
     # ep1's owner leaves: its two cores take the two jobs the advice put first, not the oldest
     hosts_pool.set_owner_schedule("ep1", [])
     started = wait_for(lambda: len(jobs := running_on(hosts_pool)) == 2 and jobs, 60, "two jobs")
@@ -312,20 +328,15 @@ def test_a_job_held_until_later_stays_idle_while_the_others_start(
 ) -> None:
     # frugal's keep-off of a suspected never-finisher, through the schedd sink: the job ad gets
     # AdvisorHoldUntil and ADVISOR_ALLOWS keeps it off a free machine while the advice is fresh
-    owners_everywhere(hosts_pool)
-    out = hosts_pool.submit(job(600, 2, "request_cpus = 1"))
-    cluster = out.split("submitted to cluster ")[1].split(".")[0]
-    token = editing_token(hosts_pool, tmp_path)
-    start_advisor(
-        {"ranks": f"{EP1}=1,{EP2}=1", "holds": f"{cluster}.0=3600"},
-        {"token_file": str(token), "merge": False, "edit_jobs": True},
-    )
+    cluster = queued_jobs(hosts_pool, job(600, 2, "request_cpus = 1"))
+    options = {"ranks": f"{EP1}=1,{EP2}=1", "holds": f"{cluster}.0=3600"}
+    start_editing_advisor(hosts_pool, start_advisor, tmp_path, options)
 
-    def held_until() -> dict[str, str]:
-        rows = hosts_pool.run(CM, "condor_q", "-allusers", "-af", "ProcId", "AdvisorHoldUntil")
-        return {f"{cluster}.{p}": v for p, v in (r.split() for r in rows.split("\n") if r.strip())}
+    def held() -> dict[str, str] | None:
+        until = job_attribute(hosts_pool, cluster, "AdvisorHoldUntil")
+        return until if until[f"{cluster}.0"] != "undefined" else None
 
-    until = wait_for(lambda: (h := held_until())[f"{cluster}.0"] != "undefined" and h, 30, "hold")
+    until = wait_for(held, 30, "AdvisorHoldUntil in condor_q")
     assert until[f"{cluster}.1"] == "undefined"
     assert int(until[f"{cluster}.0"]) > time.time() + 3000
     hosts_pool.set_owner_schedule("ep1", [])  # two free cores: only the job not held starts
@@ -340,17 +351,13 @@ def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(
 ) -> None:
     # four jobs of one cluster, longest bound first: EDF (deadline = arrival + runtime + sigma,
     # paper 002 eq. 1) puts the two shortest first, which FIFO would start last
-    owners_everywhere(hosts_pool)
     description = job(600, 1, "request_cpus = 1\nallowed_execute_duration = $(bound)")
     description = description.replace("queue 1", "queue bound in (3000, 2000, 1000, 700)")
-    out = hosts_pool.submit(description)
-    cluster = out.split("submitted to cluster ")[1].split(".")[0]
-    token = editing_token(hosts_pool, tmp_path)
-    start_advisor({}, {"token_file": str(token), "merge": False, "edit_jobs": True}, "edf")
+    cluster = queued_jobs(hosts_pool, description)
+    start_editing_advisor(hosts_pool, start_advisor, tmp_path, {}, "edf")
 
     def job_prios() -> list[str]:
-        rows = hosts_pool.run(CM, "condor_q", "-allusers", "-af", "ProcId", "JobPrio").split("\n")
-        prio = {f"{cluster}.{p}": int(v) for p, v in (r.split() for r in rows if r.strip())}
+        prio = {j: int(v) for j, v in job_attribute(hosts_pool, cluster, "JobPrio").items()}
         return sorted(prio, key=lambda j: -prio[j]) if len(set(prio.values())) == 4 else []
 
     shortest_first = [f"{cluster}.{p}" for p in (3, 2, 1, 0)]

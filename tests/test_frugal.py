@@ -23,6 +23,7 @@ from plugins.contract.events import (
 from plugins.contract.policy import MachineInfo, MachineView, PolicyContext, PoolView
 from plugins.frugal.arrivals import OwnerArrivals
 from plugins.frugal.fates import JobFates, lower_bound
+from plugins.frugal.futile import futile_starts
 from plugins.frugal.payback import kept_off, lost_hours
 from plugins.frugal.policy import HELD, FrugalPolicy
 
@@ -68,7 +69,7 @@ def test_a_machine_drawing_less_power_ranks_higher_where_owners_are_alike() -> N
 
 
 def test_only_classes_the_reboot_would_surely_kill_are_held() -> None:
-    policy = FrugalPolicy(PolicyContext(MACHINES, seed=1))
+    policy = FrugalPolicy(PolicyContext(MACHINES, seed=1))  # (no owners: no futile start)
     ranks = ranks_at(policy, MONDAY + 23 * H)  # 23:00: the reboot at 03:00 is 4 hours away
     row = ranks["quiet-57"]
     assert all(r > 0 for r in row[:4])  # a job that ran under 4 hours may still finish
@@ -177,8 +178,9 @@ def busy_and_quiet_at_monday_eight(
 ) -> dict[str, tuple[float, ...]]:
     """Ranks at Monday 08:00 (reboot in 19 h) after owners took the ``busy`` room's free
     machines once every five hours at any hour, nobody came to the ``quiet`` one, and 60 jobs
-    of 12 hours completed: 12 h in the busy room lose 3.46 h in expectation."""
-    policy = FrugalPolicy(PolicyContext(machines, seed=1), options)
+    of 12 hours completed: 12 h in the busy room lose 3.46 h in expectation (and complete with
+    chance exp(-12 / 5) = 0.09: the futile-start hold, frugal 5, is off unless asked)."""
+    policy = FrugalPolicy(PolicyContext(machines, seed=1), {"futile_below": 0.0, **options})
     busy, quiet = (policy.arrivals.cluster_index[c] for c in ("busy", "quiet"))
     free_hours = 1000.0 * sum(m.cluster == "busy" for m in machines.values())
     policy.arrivals.logins[busy] = free_hours / 5
@@ -223,3 +225,27 @@ def test_a_class_spreads_over_the_runtimes_of_the_completed_jobs_that_ran_longer
     assert shares[1] @ runtimes == pytest.approx((1.625 + 2 * 3.625) / 3)
     assert shares[3] @ runtimes == 3.625
     assert shares[5] @ runtimes == 6.125  # none ran over 5 hours yet: k + 1
+
+
+def test_a_start_that_almost_surely_is_cut_short_is_held_and_one_that_may_finish_is_not() -> None:
+    runtimes = np.array([2.0, 12.0])
+    shares = np.zeros((PRIOR_HOURS_CLASSES, 2))
+    shares[:2, 0] = 1.0  # classes 0 and 1 need 2 hours, the others 12
+    shares[2:, 1] = 1.0
+    evicted = np.array([[0.5, 1 - np.exp(-12 / 5)], [0.0, 0.0]])  # a busy room and a quiet one
+    held = futile_starts(evicted, runtimes, shares, to_reboot_h=20.0, below=0.2)
+    assert held[0, 2:].all() and not held[0, :2].any()  # 12 h complete there with chance 0.09
+    assert not held[1].any()
+    assert not futile_starts(evicted, runtimes, shares, 20.0, below=0.05).any()
+    # 12 hours cannot complete before a reboot 10 hours away, anywhere; a new job is never held
+    late = futile_starts(evicted, runtimes, shares, to_reboot_h=10.0, below=0.2)
+    assert late[:, 2:].all() and not late[:, 0].any()
+
+
+def test_frugal_5_keeps_a_long_class_off_the_busy_room_even_without_payback() -> None:
+    machines = {m: MACHINES[m] for m in ("busy-57", "quiet-57")}
+    futile = busy_and_quiet_at_monday_eight({"payback": "off", "futile_below": 0.2}, machines)
+    frugal_1 = busy_and_quiet_at_monday_eight({"payback": "off"}, machines)
+    assert futile["busy-57"][11] == HELD and futile["quiet-57"][11] > 0
+    assert frugal_1["busy-57"][11] != HELD
+    assert futile["busy-57"][0] > 0  # a job that never ran starts anywhere

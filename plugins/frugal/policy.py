@@ -20,6 +20,9 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   finish its jobs sooner than starting in c now (payback.py, ``payback``; frugal 2, and frugal 3
   expects the later start in the safest room): it costs them nothing in expectation and saves the
   run an owner or the reboot would cut short.
+- Keep class k off room c while a start there now completes with a chance below
+  ``futile_below`` (futile.py, frugal 5; 0 is frugal 4): the reboot rule extended to owners, as
+  an attempt cut short does not bring a job's completion closer.
 - Keep a suspected never-finisher (suspects.py: an attempt longer than any completed job needed,
   no job of its batch completed) off every machine for ``keep_off_hours`` after each eviction
   (frugal 4; 0 is frugal 3), as per-job advice the starvation bound also releases. The papers
@@ -46,7 +49,8 @@ from plugins.contract.events import (
 )
 from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.frugal.arrivals import OwnerArrivals
-from plugins.frugal.fates import JobFates
+from plugins.frugal.fates import BINS_PER_HOUR, JobFates
+from plugins.frugal.futile import futile_starts
 from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
 from plugins.frugal.suspects import NeverFinisherSuspects
 
@@ -68,7 +72,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "4"
+    VERSION = "5"
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "hold_never_finishers": Option(
             0.0,
@@ -83,6 +87,13 @@ class FrugalPolicy(Policy):
             "keep a suspected never-finisher off every machine this long after each eviction "
             "(suspects.py; 0: off, frugal 3)",
             lambda v: None if v >= 0 else "must be 0 or more",
+        ),
+        "futile_below": Option(
+            0.2,
+            float,
+            "keep a class off a room while a start there completes with a chance below this "
+            "(futile.py; 0: off, frugal 4)",
+            _share,
         ),
         "payback": Option(
             "spread",
@@ -207,19 +218,25 @@ class FrugalPolicy(Policy):
         return rows
 
     def _kept_off(self, now: float, needed: np.ndarray, rooms: int) -> np.ndarray:
-        """Per room and class, the payback hold (payback.py); none when it is off."""
-        how = self.options["payback"]
-        if how == "off" or not rooms:
-            return np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
+        """Per room and class, the payback and the futile-start holds (each off when asked)."""
+        off = np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
+        how, futile = self.options["payback"], self.options["futile_below"]
+        if not rooms:
+            return off
         to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
         machines, share = np.asarray(self.arrivals.machines), self.options["payback_later"]
+        runtimes, shares = self.fates.runtime_spread()
+        if futile > 0:
+            evicted = self.arrivals.eviction_chance(now, runtimes)
+            off |= futile_starts(evicted, runtimes, shares, to_reboot_h, futile, 1 / BINS_PER_HOUR)
         if how == "mean":
             hours = MAX_WAIT_H + int(np.ceil(needed.max())) + 2
             rates = self.arrivals.rates_ahead(now, hours)
-            return kept_off(lost_hours(rates, needed, to_reboot_h), machines, share)
-        runtimes, shares = self.fates.runtime_spread()
-        rates = self.arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(runtimes.max())) + 2)
-        return kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, machines, share)
+            off |= kept_off(lost_hours(rates, needed, to_reboot_h), machines, share)
+        elif how == "spread":
+            rates = self.arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(runtimes.max())) + 2)
+            off |= kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, machines, share)
+        return off
 
     def explain(self, machine: str) -> dict[str, Any]:
         name = self.group_of.get(machine)

@@ -1,5 +1,5 @@
 """The futile-start hold: keep a class off a room while a start there would almost surely be cut
-short, because waiting then costs its jobs almost nothing.
+short, because such a start does not bring its jobs' completion closer.
 
 A vanilla job restarts from the beginning, so an attempt that an owner or the reboot cuts short
 only burns energy: it does not bring the job's completion closer. The reboot rule (paper 000
@@ -12,9 +12,11 @@ A class-k attempt started now in room c completes with chance
 arrivals.py; B the hours to the reboot; share[k] the runtimes of the completed jobs that ran over
 k hours, fates.py). While q is below ``futile_below`` the class is kept off c: it starts in a
 room where it can finish, or waits for an hour in which it can, and the starvation bound releases
-it after a day if none comes. The payback hold (payback.py) does not see this: it weighs the
-hours an attempt loses, and an attempt an owner ends within minutes loses few, however often it
-is repeated. A job that never ran (class 0) is not held: its runtime is anyone's.
+it after a day if none comes, to start anywhere (so a class no hour of whose day is likely to
+finish loses a day per wait; docs/robust-policies.md counts it per job). The payback hold
+(payback.py) does not see this: it weighs the hours an attempt loses, and an attempt an owner
+ends within minutes loses few, however often it is repeated. A job that never ran (class 0) is
+not held: its runtime is anyone's.
 """
 
 from __future__ import annotations

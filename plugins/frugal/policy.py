@@ -28,6 +28,10 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   (frugal 4; 0 is frugal 3), as per-job advice the starvation bound also releases. The papers
   hold such jobs by their class (paper 000 sec. 4, paper 004 Algorithm 1), learned from fates:
   a neglected batch runs for weeks before its fate is known.
+- Rank the class of jobs that ran 23 hours, longer than any completed job needed, by the energy
+  an attempt burns before an owner or the reboot stops it, and never hold it (cut_short.py,
+  ``cut_short``; frugal 6, off is frugal 5). With the keep-off ending an hour before the day's
+  bound (23 h), such a suspect's next start is advised, so it starts where it is stopped soonest.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from plugins.contract.events import (
 )
 from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.frugal.arrivals import OwnerArrivals
+from plugins.frugal.cut_short import ATTEMPT_GRID_H, attempt_hours, first_cut_short_class
 from plugins.frugal.fates import BINS_PER_HOUR, JobFates
 from plugins.frugal.futile import futile_starts
 from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
@@ -72,7 +77,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "5"
+    VERSION = "6"
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "hold_never_finishers": Option(
             0.0,
@@ -82,10 +87,11 @@ class FrugalPolicy(Policy):
         ),
         "min_fates": Option(50, int, "jobs of a class seen leaving before it may be held"),
         "keep_off_hours": Option(
-            24.0,
+            23.0,
             float,
             "keep a suspected never-finisher off every machine this long after each eviction "
-            "(suspects.py; 0: off, frugal 3)",
+            "(suspects.py; 0: off, frugal 3; 24: frugal 4 and 5, whose restart the day's bound "
+            "then matches as without advice)",
             lambda v: None if v >= 0 else "must be 0 or more",
         ),
         "futile_below": Option(
@@ -94,6 +100,13 @@ class FrugalPolicy(Policy):
             "keep a class off a room while a start there completes with a chance below this "
             "(futile.py; 0: off, frugal 4)",
             _share,
+        ),
+        "cut_short": Option(
+            "on",
+            str,
+            "rank the class of jobs that ran 23 hours, longer than any completed job needed, "
+            "where an attempt is stopped soonest, never held (cut_short.py; off: frugal 5)",
+            lambda v: None if v in ("on", "off") else "must be on or off",
         ),
         "payback": Option(
             "spread",
@@ -209,13 +222,25 @@ class FrugalPolicy(Policy):
         watts = np.array([w for _, w in self.groups.values()]) if self.groups else np.zeros(0)
         mean_watts = float(watts.mean()) if len(watts) else 0.0
         off = self._kept_off(now, needed, len(chance))
+        first, hours = self._cut_short(now, len(chance))
         rows = {}
         for name, (c, w) in self.groups.items():
             p = chance[c]
             rank = np.round(SCALE / (w * (1 + p / 2) + p * mean_watts), 3)
             rank[held | off[c]] = HELD
+            rank[first:] = round(SCALE / (w * max(hours[c], 0.01)), 3)  # 0 h: stopped at once
             rows[name] = tuple(float(x) for x in rank)
         return rows
+
+    def _cut_short(self, now: float, rooms: int) -> tuple[int, np.ndarray]:
+        """The first class ranked where an attempt is stopped soonest, and per room the hours an
+        attempt started now is expected to run (PRIOR_HOURS_CLASSES: none, cut_short off)."""
+        first = first_cut_short_class(self.suspects.first_suspect_class())
+        if self.options["cut_short"] == "off" or first >= PRIOR_HOURS_CLASSES or not rooms:
+            return PRIOR_HOURS_CLASSES, np.zeros(rooms)
+        to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
+        evicted = self.arrivals.eviction_chance(now, ATTEMPT_GRID_H)
+        return first, attempt_hours(evicted, to_reboot_h)
 
     def _kept_off(self, now: float, needed: np.ndarray, rooms: int) -> np.ndarray:
         """Per room and class, the payback and the futile-start holds (each off when asked)."""

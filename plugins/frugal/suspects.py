@@ -12,10 +12,12 @@ the same batch (a ``condor_submit``: its jobs are alike) clears the suspicion al
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from plugins.contract.clock import DAY
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.contract.clock import DAY, HOUR
 
 MIN_COMPLETED = 100
 """Completed jobs seen before the longest of them is trusted as the longest a job needs."""
@@ -51,6 +53,14 @@ class NeverFinisherSuspects:
             and longest_attempt_s > self.longest_completed_s
             and batch_of(job_id) not in self.batches_done
         )
+
+    def first_suspect_class(self) -> int:
+        """The lowest prior-hours class all of whose jobs ran at least as long as any completed
+        job needed (class k: a longest attempt of k to k+1 hours), PRIOR_HOURS_CLASSES for none;
+        the batch is not asked, so a rare good job longer than any seen yet is among them."""
+        if self.completed_jobs < MIN_COMPLETED:
+            return PRIOR_HOURS_CLASSES
+        return min(math.ceil(self.longest_completed_s / HOUR), PRIOR_HOURS_CLASSES)
 
     def state_dict(self) -> dict[str, Any]:
         return {

@@ -124,11 +124,23 @@ def print_overheads(log: Path) -> None:
               f"start->result {t['end'] - t['start']} s")  # fmt: skip
 
 
+def interruptible() -> None:
+    """Ctrl-C as in a terminal: a test run started in the background (``cmd &`` in a script)
+    inherits SIGINT ignored, and Python then never raises KeyboardInterrupt for it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupted_sweep_resumes_with_only_its_unfinished_tasks(
     pool: HostsPool, local: dict[str, bytes]
 ) -> None:
     command = advisor(pool, "resumed", *ON_POOL, "--max-idle", "2")
-    first = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=interruptible,
+    )
     assert first.stdin is not None
     first.stdin.write("y\n")  # the answer to "Remove this sweep's other jobs?"
     first.stdin.flush()

@@ -56,6 +56,7 @@ from plugins.frugal.arrivals import OwnerArrivals
 from plugins.frugal.cut_short import ATTEMPT_GRID_H, attempt_hours, first_cut_short_class
 from plugins.frugal.fates import BINS_PER_HOUR, JobFates
 from plugins.frugal.futile import futile_starts
+from plugins.frugal.options import FRUGAL_OPTIONS
 from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
 from plugins.frugal.suspects import NeverFinisherSuspects
 
@@ -65,66 +66,12 @@ SCALE = 1e4
 EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 
 
-def _share(value: float) -> str | None:
-    return None if 0.0 <= value < 1.0 else "must be at least 0 and below 1 (0: off)"
-
-
-def _payback(value: str) -> str | None:
-    return None if value in ("mean", "spread", "off") else "must be mean, spread or off"
-
-
 class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
     VERSION = "6"
-    OPTIONS: ClassVar[Mapping[str, Option]] = {
-        "hold_never_finishers": Option(
-            0.0,
-            float,
-            "hold a class whose never-finisher share is surely above this (0: off)",
-            _share,
-        ),
-        "min_fates": Option(50, int, "jobs of a class seen leaving before it may be held"),
-        "keep_off_hours": Option(
-            23.0,
-            float,
-            "keep a suspected never-finisher off every machine this long after each eviction "
-            "(suspects.py; 0: off, frugal 3; 24: frugal 4 and 5, whose restart the day's bound "
-            "then matches as without advice)",
-            lambda v: None if v >= 0 else "must be 0 or more",
-        ),
-        "futile_below": Option(
-            0.2,
-            float,
-            "keep a class off a room while a start there completes with a chance below this "
-            "(futile.py; 0: off, frugal 4)",
-            _share,
-        ),
-        "cut_short": Option(
-            "on",
-            str,
-            "rank the class of jobs that ran 23 hours, longer than any completed job needed, "
-            "where an attempt is stopped soonest, never held (cut_short.py; off: frugal 5)",
-            lambda v: None if v in ("on", "off") else "must be on or off",
-        ),
-        "payback": Option(
-            "spread",
-            str,
-            "keep a class off a room while waiting is expected to finish its jobs sooner "
-            "(payback.py), over the runtimes its completed jobs had (spread) or for their mean "
-            "(mean); off: the reboot rule only, as frugal 1",
-            _payback,
-        ),
-        "payback_later": Option(
-            0.0,
-            float,
-            "where a held job is expected to start later: in the safest rooms holding this "
-            "share of the machines (0: the safest room, frugal 3; 1: any machine, as random "
-            "placement, frugal 2)",
-            lambda v: None if 0.0 <= v <= 1.0 else "must be from 0 to 1",
-        ),
-    }
+    OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
     WANTS = frozenset({AttemptEnded, JobRemoved, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
     ASKS_ONLY_WHEN_FREED = True

@@ -41,14 +41,27 @@ def hours_class(seconds: float) -> int:
     return min(int(seconds // 3600), PRIOR_HOURS_CLASSES - 1)
 
 
-def pool_class(ad: Mapping[str, Any]) -> int:
-    """The class ``ADVISOR_PRIOR_HOURS`` gives the job (deploy/common/40): the advisor's
-    ``AdvisorPriorHours`` if set, else the last attempt's wall time."""
-    published = ad.get("AdvisorPriorHours")
-    if isinstance(published, int | float) and not isinstance(published, bool):
+def _number(ad: Mapping[str, Any], attr: str) -> float | None:
+    value = ad.get(attr)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def pool_prior_class(ad: Mapping[str, Any]) -> int:
+    """The class ``ADVISOR_PRIOR_HOURS`` gives the job (deploy/common/40), the pool's fact: the
+    advisor's ``AdvisorPriorHours`` if set, else the last attempt's wall time."""
+    published = _number(ad, "AdvisorPriorHours")
+    if published is not None:
         return min(max(int(published), 0), PRIOR_HOURS_CLASSES - 1)
-    last = ad.get("LastRemoteWallClockTime")
-    return hours_class(float(last)) if isinstance(last, int | float) and last > 0 else 0
+    last = _number(ad, "LastRemoteWallClockTime")
+    return hours_class(last) if last is not None and last > 0 else 0
+
+
+def pool_class(ad: Mapping[str, Any]) -> int:
+    """The class ``ADVISOR_CLASS`` ranks the job in: its fact, raised to a policy's
+    ``AdvisorNeedsHours`` (``JobAdvice.needs_hours``)."""
+    needs = _number(ad, "AdvisorNeedsHours")
+    raised = min(int(needs), PRIOR_HOURS_CLASSES - 1) if needs is not None else 0
+    return max(pool_prior_class(ad), raised)
 
 
 def limit(ad: Mapping[str, Any]) -> float | None:
@@ -95,7 +108,7 @@ class QueueTracker:
                 idle_now.add(jid)
                 prior = self.prior_s(jid, ad)
                 by_class[hours_class(prior)] += 1
-                if hours_class(prior) != pool_class(ad):
+                if hours_class(prior) != pool_prior_class(ad):
                     self.understated[jid] = int(prior // 3600)
                 if jid not in self.idle:
                     t = (

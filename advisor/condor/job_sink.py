@@ -1,7 +1,8 @@
 """Opt-in schedd sink (``pool.edit_jobs``): per-job advice as the ``JobPrio`` of idle jobs or,
 for a job the advice keeps off every machine, its ``AdvisorHoldUntil`` (``ADVISOR_JOB_HELD`` in
-deploy/common/40: a hold says nothing of the job's priority, so its ``JobPrio`` is left alone),
-and each idle job's prior-hours class as ``AdvisorPriorHours``.
+deploy/common/40), for a job the advice classes by what its batch showed, its
+``AdvisorNeedsHours`` (``ADVISOR_CLASS``; a hold or a class says nothing of the job's priority,
+so its ``JobPrio`` is left alone), and each idle job's prior-hours class as ``AdvisorPriorHours``.
 
 The negotiator offers a submitter's idle jobs in ``JobPrio`` order (higher first), so a policy
 that orders the queue (``fifo``, ``edf``, ``utility-sarsa``: ``JobAdvice.prio``) acts on a live
@@ -71,24 +72,38 @@ class ScheddJobSink:
     sent: dict[str, int] = field(default_factory=dict)
     """The ``JobPrio`` last set per job (jobs no longer advised are forgotten)."""
     held: dict[str, int] = field(default_factory=dict)
-    """The ``AdvisorHoldUntil`` last set per job, until it passes."""
+    """The ``AdvisorHoldUntil`` last set per job, until it passes (new advice without a hold
+    lifts it: 0)."""
+    needs: dict[str, int] = field(default_factory=dict)
+    """``AdvisorNeedsHours`` advised and not yet sent (advice is given once; the budget waits)."""
 
     def publish(self, advice: Advice, now: float) -> None:
         until = {job: a.hold_until for job, a in advice.jobs.items() if a.hold_until is not None}
-        wanted = {job: round(a.prio) for job, a in advice.jobs.items() if job not in until}
+        self.needs.update(
+            (job, a.needs_hours) for job, a in advice.jobs.items() if a.needs_hours is not None
+        )
+        wanted = {
+            job: round(a.prio)
+            for job, a in advice.jobs.items()
+            if job not in until and a.needs_hours is None
+        }
         self.held = {job: t for job, t in self.held.items() if t > now}
         holds = [(job, int(t)) for job, t in until.items() if self.held.get(job) != int(t)]
+        holds += [(job, 0) for job in advice.jobs if job in self.held and job not in until]
         holds = holds[: self.max_edits]  # first: a hold is of this moment, a priority waits
+        classed = list(self.needs.items())[: self.max_edits - len(holds)]
         self.sent = {job: p for job, p in self.sent.items() if job in wanted}
         changed = [(job, p) for job, p in wanted.items() if self.sent.get(job) != p]
-        changed = changed[: self.max_edits - len(holds)]
-        budget = self.max_edits - len(holds) - len(changed)
+        changed = changed[: self.max_edits - len(holds) - len(classed)]
+        budget = self.max_edits - len(holds) - len(classed) - len(changed)
         classes = {name: list(jobs.items()) for name, jobs in self.understated().items() if jobs}
-        if not holds and not changed and not (classes and budget):
+        if not holds and not classed and not changed and not (classes and budget):
             return
         for name, schedd in self.schedds():
             for value, jobs in by_value(holds).items():
                 edit_idle(schedd, jobs, self.owners, "AdvisorHoldUntil", value)
+            for value, jobs in by_value(classed).items():
+                edit_idle(schedd, jobs, self.owners, "AdvisorNeedsHours", value)
             for prio, jobs in by_value(changed).items():
                 edit_idle(schedd, jobs, self.owners, "JobPrio", prio)
             hours = classes.get(name, [])[:budget]
@@ -97,3 +112,5 @@ class ScheddJobSink:
                 edit_idle(schedd, jobs, self.owners, "AdvisorPriorHours", value)
         self.held.update(holds)
         self.sent.update(changed)
+        for job, _ in classed:  # (a job no longer idle keeps its own class)
+            del self.needs[job]

@@ -63,11 +63,15 @@ class JobAdvice:
     ``hold_until``: keep the job off every machine until then (``AdvisorHoldUntil``), counted as
     advice: neutral when the machines' advice lapsed, for a control job and past the starvation
     bound, so it never keeps a job waiting longer than the bound would.
+    ``needs_hours``: rank the job in the prior-hours class of at least this many hours
+    (``AdvisorNeedsHours``; its class is the greater of this and its own longest attempt): what
+    the job's batch showed it needs. None: its own class.
     """
 
     hold: bool = False
     hold_until: float | None = None
     min_idle_s: float | None = None
+    needs_hours: int | None = None
     prio: float = 0.0
     replicas: int = 1
     utility: float | None = None

@@ -12,6 +12,10 @@ def _share(value: float) -> str | None:
     return None if 0.0 <= value < 1.0 else "must be at least 0 and below 1 (0: off)"
 
 
+def _on_off(value: str) -> str | None:
+    return None if value in ("on", "off") else "must be on or off"
+
+
 def _payback(value: str) -> str | None:
     return None if value in ("mean", "spread", "off") else "must be mean, spread or off"
 
@@ -44,7 +48,14 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
         str,
         "rank the class of jobs that ran 23 hours, longer than any completed job needed, "
         "where an attempt is stopped soonest, never held (cut_short.py; off: frugal 5)",
-        lambda v: None if v in ("on", "off") else "must be on or off",
+        _on_off,
+    ),
+    "cut_short_batches": Option(
+        "on",
+        str,
+        "rank the other jobs of such a job's batch in that class too and keep them off after "
+        "each eviction, until a job of the batch completes (batch_class.py; off: frugal 6)",
+        _on_off,
     ),
     "payback": Option(
         "spread",

@@ -32,6 +32,9 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   an attempt burns before an owner or the reboot stops it, and never hold it (cut_short.py,
   ``cut_short``; frugal 6, off is frugal 5). With the keep-off ending an hour before the day's
   bound (23 h), such a suspect's next start is advised, so it starts where it is stopped soonest.
+- Rank the other jobs of such a job's batch in that class too, and keep them off after each
+  eviction as suspects, until a job of the batch completes (batch_class.py, ``cut_short_batches``;
+  frugal 7, off is frugal 6).
 """
 
 from __future__ import annotations
@@ -47,13 +50,20 @@ from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     Event,
+    JobQueued,
     JobRemoved,
     OwnerSessionEnded,
     OwnerSessionStarted,
 )
 from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.frugal.arrivals import OwnerArrivals
-from plugins.frugal.cut_short import ATTEMPT_GRID_H, attempt_hours, first_cut_short_class
+from plugins.frugal.batch_class import CutShortBatches
+from plugins.frugal.cut_short import (
+    ATTEMPT_GRID_H,
+    CUT_SHORT_FROM,
+    attempt_hours,
+    first_cut_short_class,
+)
 from plugins.frugal.fates import BINS_PER_HOUR, JobFates
 from plugins.frugal.futile import futile_starts
 from plugins.frugal.options import FRUGAL_OPTIONS
@@ -70,9 +80,9 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "6"
+    VERSION = "7"
     OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
-    WANTS = frozenset({AttemptEnded, JobRemoved, OwnerSessionStarted, OwnerSessionEnded})
+    WANTS = frozenset({AttemptEnded, JobQueued, JobRemoved, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
     ASKS_ONLY_WHEN_FREED = True
 
@@ -81,8 +91,9 @@ class FrugalPolicy(Policy):
         self.arrivals = OwnerArrivals()
         self.fates = JobFates()
         self.suspects = NeverFinisherSuspects()
-        self.kept_off: dict[str, JobAdvice] = {}
-        """Holds decided since the last advice (per-job advice is sent once)."""
+        self.batches = CutShortBatches()
+        self.job_advice: dict[str, JobAdvice] = {}
+        """Per-job advice decided since the last advice (it is sent once)."""
         self.cluster_of: dict[str, str] = {}
         """Every machine counted in ``arrivals``."""
         self.group_of: dict[str, str] = {}
@@ -118,18 +129,50 @@ class FrugalPolicy(Policy):
             if event.outcome is AttemptOutcome.COMPLETED:
                 self.fates.completed(event.job_id, event.time - event.started)
                 self.suspects.completed(event.job_id, event.time - event.started, event.time)
+                for job in self.batches.cleared(event.job_id):
+                    self.job_advice[job] = JobAdvice(needs_hours=0)
             elif event.outcome in EVICTED:
                 self.fates.evicted(event.job_id, event.time - event.started)
-                self._keep_off_if_suspected(event.job_id, event.time)
+                self._advise_evicted(event.job_id, event.time)
             elif event.outcome is AttemptOutcome.REMOVED:
                 self.fates.removed(event.job_id)
+                self.batches.left(event.job_id)
         elif isinstance(event, JobRemoved):
             self.fates.removed(event.job_id)
+            self.batches.left(event.job_id)
+        elif isinstance(event, JobQueued) and self._in_cut_short_batch(event.job_id):
+            self.batches.raise_class(event.job_id)  # (an eviction's advice, if any, says more)
+            self.job_advice.setdefault(event.job_id, JobAdvice(needs_hours=CUT_SHORT_FROM))
 
-    def _keep_off_if_suspected(self, job: str, now: float) -> None:
+    def _advise_evicted(self, job: str, now: float) -> None:
+        """Keep a suspect off every machine for a while, and rank a job of a cut-short batch in
+        the cut-short class."""
+        longest = self.fates.longest[job]
+        suspected = self.suspects.suspected(job, longest)
+        if suspected and self._cuts_short_batches() and longest >= self._first_cut_short() * HOUR:
+            self.batches.mark(job, now)
+        needs = None
+        if self._in_cut_short_batch(job):
+            self.batches.raise_class(job)
+            needs = CUT_SHORT_FROM
         hours = self.options["keep_off_hours"]
-        if hours > 0 and self.suspects.suspected(job, self.fates.longest[job]):
-            self.kept_off[job] = JobAdvice(hold_until=now + hours * HOUR)
+        until = now + hours * HOUR if hours > 0 and (suspected or needs is not None) else None
+        if until is not None or needs is not None:
+            self.job_advice[job] = JobAdvice(hold_until=until, needs_hours=needs)
+
+    def _cuts_short_batches(self) -> bool:
+        return self.options["cut_short_batches"] == "on"
+
+    def _in_cut_short_batch(self, job: str) -> bool:
+        done = self.suspects.batches_done
+        return self._cuts_short_batches() and self.batches.includes(job, done)
+
+    def _first_cut_short(self) -> int:
+        """The first class ranked where an attempt is stopped soonest (PRIOR_HOURS_CLASSES: none,
+        as with ``cut_short`` off)."""
+        if self.options["cut_short"] == "off":
+            return PRIOR_HOURS_CLASSES
+        return first_cut_short_class(self.suspects.first_suspect_class())
 
     def advise(self, view: PoolView, now: float) -> Advice:
         hour = int(now // HOUR)
@@ -148,7 +191,7 @@ class FrugalPolicy(Policy):
         for name in sorted(stated):
             row = self.rows[name]
             advice.shared[name] = MachineAdvice(rank=row[0], rank_by_prior_hours=row)
-        advice.jobs, self.kept_off = self.kept_off, {}
+        advice.jobs, self.job_advice = self.job_advice, {}
         return advice
 
     def held_classes(self, now: float) -> np.ndarray:
@@ -181,9 +224,9 @@ class FrugalPolicy(Policy):
 
     def _cut_short(self, now: float, rooms: int) -> tuple[int, np.ndarray]:
         """The first class ranked where an attempt is stopped soonest, and per room the hours an
-        attempt started now is expected to run (PRIOR_HOURS_CLASSES: none, cut_short off)."""
-        first = first_cut_short_class(self.suspects.first_suspect_class())
-        if self.options["cut_short"] == "off" or first >= PRIOR_HOURS_CLASSES or not rooms:
+        attempt started now is expected to run."""
+        first = self._first_cut_short()
+        if first >= PRIOR_HOURS_CLASSES or not rooms:
             return PRIOR_HOURS_CLASSES, np.zeros(rooms)
         to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
         evicted = self.arrivals.eviction_chance(now, ATTEMPT_GRID_H)
@@ -230,6 +273,7 @@ class FrugalPolicy(Policy):
             "arrivals": self.arrivals.state_dict(),
             "fates": self.fates.state_dict(),
             "suspects": self.suspects.state_dict(),
+            "batches": self.batches.state_dict(),
             "clusters": dict(self.cluster_of),
         }
 
@@ -238,6 +282,8 @@ class FrugalPolicy(Policy):
         self.fates.load_state(state["fates"])
         if "suspects" in state:  # (a frugal 3 snapshot has none: learned anew)
             self.suspects.load_state(state["suspects"])
+        if "batches" in state:  # (nor a frugal 6 one any marked batch)
+            self.batches.load_state(state["batches"])
         self.cluster_of = dict(state["clusters"])
         self.group_of, self.groups = {}, {}
         self.machines_joined(list(self.context.machines.values()))

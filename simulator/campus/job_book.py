@@ -71,7 +71,7 @@ class JobBook:
         self.longest, self.good_wh, self.wasted_wh = [0.0] * n, [0.0] * n, [0.0] * n
         self.finish, self.started = [float("nan")] * n, [0.0] * n
         self.prior_class = [0] * n
-        """Per entry, its prior-hours class (its longest attempt in whole hours, capped)."""
+        """Per entry, its prior-hours class while queued (``_class_of``)."""
         self.queues: list[list[tuple[float, int]]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
         self.constrained: SortedList = SortedList()
         self.constrained_added = False
@@ -109,13 +109,21 @@ class JobBook:
             self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
             self.constrained_added = True
         else:
-            k = self.prior_class[j]
+            k = self.prior_class[j] = self._class_of(j, advice)
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
             self.idle_by_class[k] += 1
         if j not in self.unadvised.members:
             self.unadvised.watch(j, entered)
         self.idle_total += 1
         self.on_queued()
+
+    def _class_of(self, j: int, advice: JobAdvice | None) -> int:
+        """The job's class: its longest attempt in whole hours, or the hours its advice says it
+        needs if more (``ADVISOR_CLASS`` in deploy/common/40), capped at the last class."""
+        hours = int(self.longest[j] // 3600)
+        if advice is not None and advice.needs_hours is not None and advice.needs_hours > hours:
+            hours = advice.needs_hours
+        return hours if hours < LAST_CLASS else LAST_CLASS
 
     def _hold_ended(self, arg: tuple[int, float, JobAdvice]) -> None:
         j, entered, advice = arg
@@ -209,8 +217,6 @@ class JobBook:
             watts = energy * 3600.0 / duration if duration > 0 else 0.0
         if duration > self.longest[j]:
             self.longest[j] = duration
-            hours = int(duration // 3600)
-            self.prior_class[j] = hours if hours < LAST_CLASS else LAST_CLASS
         p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
         if outcome is COMPLETED:
             self.good_wh[p] += energy

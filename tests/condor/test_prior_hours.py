@@ -1,6 +1,7 @@
 """A job's prior-hours class as the pool's expression reads it (real classad2 on the shipped
-``ADVISOR_CLASS``), and the idle jobs whose class the daemon knows better (their longest attempt
-is not their last) listed for the schedd sink's ``AdvisorPriorHours`` edit."""
+``ADVISOR_CLASS``: the greater of its own class and a policy's ``AdvisorNeedsHours``), and the
+idle jobs whose class the daemon knows better (their longest attempt is not their last) listed
+for the schedd sink's ``AdvisorPriorHours`` edit."""
 
 from __future__ import annotations
 
@@ -30,6 +31,12 @@ def job(proc: int, *, status: int = 1, **attrs: float) -> dict[str, Any]:
         {"AdvisorPriorHours": 5, "LastRemoteWallClockTime": 600.0},
         {"AdvisorPriorHours": 40},
         {"AdvisorPriorHours": 0, "LastRemoteWallClockTime": 7300.0},
+        {"AdvisorNeedsHours": 23},
+        {"AdvisorNeedsHours": 23, "AdvisorPriorHours": 5},
+        {"AdvisorNeedsHours": 3, "AdvisorPriorHours": 5},
+        {"AdvisorNeedsHours": 0, "LastRemoteWallClockTime": 7300.0},
+        {"AdvisorNeedsHours": 40.5},
+        {"AdvisorNeedsHours": -2, "LastRemoteWallClockTime": 600.0},
     ],
 )
 def test_pool_class_is_the_shipped_expression(attrs: dict[str, Any]) -> None:
@@ -53,3 +60,13 @@ def test_a_job_whose_longest_attempt_was_not_its_last_is_understated_until_edite
     _, by_class = queue.update(ads, NOW + 60)
     assert queue.understated == {}
     assert by_class[2] == 2 and by_class[0] == 1
+
+
+def test_a_class_raised_by_advice_is_not_taken_back_as_understated() -> None:
+    """``AdvisorNeedsHours`` is a policy's, ``AdvisorPriorHours`` the pool's fact: a job raised
+    to class 23 whose own class the pool reads right is left alone."""
+    queue = QueueTracker()
+    ads = [job(0, LastRemoteWallClockTime=600.0, AdvisorNeedsHours=23), job(1, AdvisorNeedsHours=0)]
+    queue.update(ads, NOW)
+    assert queue.understated == {}
+    assert [pool_class(ad) for ad in ads] == [23, 0]

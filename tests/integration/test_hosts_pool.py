@@ -370,15 +370,16 @@ def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(
 PRIOR_HOURS_EDIT = """
 import sys, time
 from advisor.condor.factory import build_condor_pool
-from plugins.contract.advice import Advice
+from plugins.contract.advice import Advice, JobAdvice
 job, collector, schedd, token = sys.argv[1:]
+sibling = job.split(".")[0] + ".1"
 source, (sink,) = build_condor_pool({"collector": collector, "schedds": [schedd],
     "token_file": token, "merge": False, "edit_jobs": True})
 source.poll(time.time())
 source.schedds[0].queue.record_attempt(job, 2 * 3600 + 5)  # its epoch history: a 2-hour attempt
 source.poll(time.time())
 print(source.understated())
-sink.publish(Advice(), time.time())
+sink.publish(Advice(jobs={sibling: JobAdvice(needs_hours=5)}), time.time())
 source.poll(time.time())
 print(source.understated())
 """
@@ -389,7 +390,8 @@ def test_the_daemon_tells_the_pool_a_jobs_longest_attempt_as_advisor_prior_hours
 ) -> None:
     # the pool's expression reads the last attempt, the daemon knows the longest: an hour-long
     # attempt cannot be waited for here, so the script records one as the epoch history would
-    # (start_advisor only for its teardown: the jobs removed, the owners gone)
+    # (start_advisor only for its teardown: the jobs removed, the owners gone); the other job is
+    # advised to need 5 hours (frugal's class for a cut-short batch), which is no fact to undo
     owners_everywhere(hosts_pool)
     out = hosts_pool.submit(job(600, 2, "request_cpus = 1"))
     cluster = out.split("submitted to cluster ")[1].split(".")[0]
@@ -414,9 +416,10 @@ def test_the_daemon_tells_the_pool_a_jobs_longest_attempt_as_advisor_prior_hours
         "-af",
         "ProcId",
         "AdvisorPriorHours",
+        "AdvisorNeedsHours",
         expand("ADVISOR_CLASS", macros),
     )
-    assert rows.splitlines() == ["0 2 2", "1 undefined 0"]
+    assert rows.splitlines() == ["0 2 undefined 2", "1 undefined 5 5"]
 
 
 @contextlib.contextmanager

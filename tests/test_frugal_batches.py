@@ -40,6 +40,19 @@ def test_the_batch_of_a_job_that_ran_23_hours_is_ranked_in_that_class() -> None:
     }
 
 
+def test_a_requeued_job_keeps_its_keep_off() -> None:
+    """Live, the schedd reports an evicted job idle again (``JobQueued``) in the same cycle as
+    its eviction or in a later one: its keep-off is not replaced by a class alone."""
+    policy = frugal()
+    evict(policy, "2.0", 23.5, AT)
+    evict(policy, "2.1", 0.5, AT + 60)
+    policy.observe(JobQueued(AT + 60, "2.1", "alice"))
+    kept_off = JobAdvice(hold_until=AT + 60 + KEPT_OFF, needs_hours=23)
+    assert jobs_advised(policy, AT + 120)["2.1"] == kept_off
+    policy.observe(JobQueued(AT + 180, "2.1", "alice"))
+    assert jobs_advised(policy, AT + 240) == {}
+
+
 def test_a_completed_job_of_the_batch_gives_its_jobs_their_own_class_back() -> None:
     policy = frugal()
     evict(policy, "2.0", 23.5, AT)

@@ -10,7 +10,7 @@ class back (``needs_hours = 0``).
 
 Why only from 23 hours: marked from any attempt longer than every completed job, a batch of good
 long jobs was cut short over and over (``long-jobs`` seed 2, scale 0.25: two jobs of batch 20
-were started 243 times over 240 days, as no job of it could complete to clear it;
+were started 243 and 245 times over 240 days, as no job of it could complete to clear it;
 docs/robust-policies.md).
 """
 
@@ -44,6 +44,9 @@ class CutShortBatches:
         """Whether the job's batch is marked and no job of it has completed (``done``)."""
         batch = batch_of(job_id)
         return batch in self.marked and batch not in done
+
+    def is_raised(self, job_id: str) -> bool:
+        return job_id in self.raised.get(batch_of(job_id), ())
 
     def raise_class(self, job_id: str) -> None:
         self.raised.setdefault(batch_of(job_id), set()).add(job_id)

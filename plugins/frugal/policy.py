@@ -140,7 +140,7 @@ class FrugalPolicy(Policy):
         elif isinstance(event, JobRemoved):
             self.fates.removed(event.job_id)
             self.batches.left(event.job_id)
-        elif isinstance(event, JobQueued) and self._in_cut_short_batch(event.job_id):
+        elif isinstance(event, JobQueued) and self._unraised_in_cut_short_batch(event.job_id):
             self.batches.raise_class(event.job_id)  # (an eviction's advice, if any, says more)
             self.job_advice.setdefault(event.job_id, JobAdvice(needs_hours=CUT_SHORT_FROM))
 
@@ -166,6 +166,10 @@ class FrugalPolicy(Policy):
     def _in_cut_short_batch(self, job: str) -> bool:
         done = self.suspects.batches_done
         return self._cuts_short_batches() and self.batches.includes(job, done)
+
+    def _unraised_in_cut_short_batch(self, job: str) -> bool:
+        """A queued job to rank with its batch (one requeued was, at its eviction)."""
+        return self._in_cut_short_batch(job) and not self.batches.is_raised(job)
 
     def _first_cut_short(self) -> int:
         """The first class ranked where an attempt is stopped soonest (PRIOR_HOURS_CLASSES: none,

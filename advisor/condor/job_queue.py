@@ -56,14 +56,6 @@ def pool_prior_class(ad: Mapping[str, Any]) -> int:
     return hours_class(last) if last is not None and last > 0 else 0
 
 
-def pool_class(ad: Mapping[str, Any]) -> int:
-    """The class ``ADVISOR_CLASS`` ranks the job in: its fact, raised to a policy's
-    ``AdvisorNeedsHours`` (``JobAdvice.needs_hours``)."""
-    needs = _number(ad, "AdvisorNeedsHours")
-    raised = min(int(needs), PRIOR_HOURS_CLASSES - 1) if needs is not None else 0
-    return max(pool_prior_class(ad), raised)
-
-
 def limit(ad: Mapping[str, Any]) -> float | None:
     """The job's runtime bound, ``allowed_execute_duration`` in its submit file (the schedd
     holds a job that runs longer): the estimate a live pool gives queue-ordering policies."""

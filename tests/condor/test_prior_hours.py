@@ -10,10 +10,18 @@ from typing import Any
 import classad2
 import pytest
 
-from advisor.condor.job_queue import QueueTracker, pool_class
+from advisor.condor.job_queue import QueueTracker, pool_prior_class
 from condor.test_deploy_expressions import deploy_macros, expand
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
 
 NOW = 1_700_000_000.0
+
+
+def pool_class(ad: dict[str, Any]) -> int:
+    """What ``ADVISOR_CLASS`` should give: the pool's fact, raised to ``AdvisorNeedsHours``."""
+    needs = ad.get("AdvisorNeedsHours")
+    raised = min(int(needs), PRIOR_HOURS_CLASSES - 1) if needs is not None else 0
+    return max(pool_prior_class(ad), raised)
 
 
 def job(proc: int, *, status: int = 1, **attrs: float) -> dict[str, Any]:

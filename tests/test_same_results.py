@@ -34,7 +34,7 @@ DIGESTS = {
     "idle-best-avg": "fa861624afac03b3",
     "timeout": "2070d0956fcb27e4",
     "or-ppo": "8ac0ce30c83089ed",  # the shipped nasa agent (issue 27: no more random weights)
-    "frugal": "bb350d134f3c4f3c",  # issue 26
+    "frugal": "e063ebda494371bd",  # issue 26, frugal 8
 }
 SMALL = ["--scenario", "campus", "--days", "35", "--scale", "0.03", "--seed", "5"]
 """35 days: the idle policies retrain once at the month boundary."""
@@ -48,3 +48,11 @@ def test_a_small_replay_gives_the_recorded_jobs(policy: str, tmp_path: Path) -> 
     assert main(["replay", *SMALL, "--policy", policy, *cheap, "--out", str(tmp_path)]) == 0
     digest = hashlib.sha256((tmp_path / "jobs.csv").read_bytes()).hexdigest()[:16]
     assert digest == DIGESTS[policy]
+
+
+def test_frugal_8_with_user_quantile_0_is_frugal_7(tmp_path: Path) -> None:
+    """An option that adds a rule gives the earlier version back when off (options.py)."""
+    off = ["--set", "user_quantile=0"]
+    assert main(["replay", *SMALL, "--policy", "frugal", *off, "--out", str(tmp_path)]) == 0
+    digest = hashlib.sha256((tmp_path / "jobs.csv").read_bytes()).hexdigest()[:16]
+    assert digest == "bb350d134f3c4f3c"  # frugal 7's

@@ -57,6 +57,13 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
         "each eviction, until a job of the batch completes (batch_class.py; off: frugal 6)",
         _on_off,
     ),
+    "user_quantile": Option(
+        0.1,
+        float,
+        "rank a new job in the class of the hours all but this share of its user's recent "
+        "jobs needed (user_runtimes.py; 0: off, frugal 7)",
+        _share,
+    ),
     "payback": Option(
         "spread",
         str,

@@ -35,6 +35,8 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
 - Rank the other jobs of such a job's batch in that class too, and keep them off after each
   eviction as suspects, until a job of the batch completes (batch_class.py, ``cut_short_batches``;
   frugal 7, off is frugal 6).
+- Rank a new job in the class of the hours nearly all its user's recent jobs needed, lowered to a
+  class most machines rank while it waits (user_runtimes.py, ``user_quantile``; frugal 8).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from plugins.contract.clock import HOUR, next_reboot
 from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
+    AttemptStarted,
     Event,
     JobQueued,
     JobRemoved,
@@ -64,25 +67,26 @@ from plugins.frugal.cut_short import (
     attempt_hours,
     first_cut_short_class,
 )
-from plugins.frugal.fates import BINS_PER_HOUR, JobFates
-from plugins.frugal.futile import futile_starts
+from plugins.frugal.fates import JobFates
+from plugins.frugal.holds import held_classes, room_holds
 from plugins.frugal.options import FRUGAL_OPTIONS
-from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
 from plugins.frugal.suspects import NeverFinisherSuspects
+from plugins.frugal.user_runtimes import UserRuntimes, open_shares
 
 HELD = -1.0
 SCALE = 1e4
 """Ranks are SCALE / expected watts: positive (a negative rank keeps jobs off)."""
 EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
+JOB_EVENTS = (AttemptStarted, AttemptEnded, JobQueued, JobRemoved)
 
 
 class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "7"
+    VERSION = "8"
     OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
-    WANTS = frozenset({AttemptEnded, JobQueued, JobRemoved, OwnerSessionStarted, OwnerSessionEnded})
+    WANTS = frozenset({*JOB_EVENTS, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
     ASKS_ONLY_WHEN_FREED = True
 
@@ -92,6 +96,7 @@ class FrugalPolicy(Policy):
         self.fates = JobFates()
         self.suspects = NeverFinisherSuspects()
         self.batches = CutShortBatches()
+        self.users = UserRuntimes()
         self.job_advice: dict[str, JobAdvice] = {}
         """Per-job advice decided since the last advice (it is sent once)."""
         self.cluster_of: dict[str, str] = {}
@@ -102,6 +107,9 @@ class FrugalPolicy(Policy):
         """Per name, its cluster's index in ``arrivals`` and its watts."""
         self.rows: dict[str, tuple[float, ...]] = {}
         self.hour = -1
+        self.open_share = np.zeros(PRIOR_HOURS_CLASSES)
+        """Per class, the share of the machines that rank it now (a new job's class is one
+        most machines rank: a user's runtimes guide where it starts, not whether)."""
         self.machines_joined(list(context.machines.values()))
 
     def machines_joined(self, machines: Sequence[MachineInfo]) -> None:
@@ -129,20 +137,42 @@ class FrugalPolicy(Policy):
             if event.outcome is AttemptOutcome.COMPLETED:
                 self.fates.completed(event.job_id, event.time - event.started)
                 self.suspects.completed(event.job_id, event.time - event.started, event.time)
+                self.users.completed(event.job_id, event.time - event.started)
                 for job in self.batches.cleared(event.job_id):
                     self.job_advice[job] = JobAdvice(needs_hours=0)
             elif event.outcome in EVICTED:
                 self.fates.evicted(event.job_id, event.time - event.started)
                 self._advise_evicted(event.job_id, event.time)
             elif event.outcome is AttemptOutcome.REMOVED:
-                self.fates.removed(event.job_id)
-                self.batches.left(event.job_id)
+                self._removed(event.job_id)
         elif isinstance(event, JobRemoved):
-            self.fates.removed(event.job_id)
-            self.batches.left(event.job_id)
-        elif isinstance(event, JobQueued) and self._unraised_in_cut_short_batch(event.job_id):
-            self.batches.raise_class(event.job_id)  # (an eviction's advice, if any, says more)
-            self.job_advice.setdefault(event.job_id, JobAdvice(needs_hours=CUT_SHORT_FROM))
+            self._removed(event.job_id)
+        elif isinstance(event, AttemptStarted):
+            self.users.started(event.job_id)
+        elif isinstance(event, JobQueued):
+            self._advise_queued(event)
+
+    def _removed(self, job: str) -> None:
+        self.fates.removed(job)
+        self.batches.left(job)
+        self.users.left(job)
+
+    def _advise_queued(self, event: JobQueued) -> None:
+        """Rank a job of a cut-short batch with it, and a new job by its user's runtimes."""
+        job = event.job_id
+        if self._unraised_in_cut_short_batch(job):
+            self.batches.raise_class(job)  # (an eviction's advice, if any, says more)
+            self.job_advice.setdefault(job, JobAdvice(needs_hours=CUT_SHORT_FROM))
+            return
+        quantile = self.options["user_quantile"]
+        if quantile <= 0 or event.prior_attempts:
+            return
+        needs = min(
+            self.users.surely_needs_hours(event.user, quantile), self._first_cut_short() - 1
+        )
+        hours = self.users.queued(job, event.user, needs, self.open_share)
+        if hours > 0:
+            self.job_advice.setdefault(job, JobAdvice(needs_hours=hours))
 
     def _advise_evicted(self, job: str, now: float) -> None:
         """Keep a suspect off every machine for a while, and rank a job of a cut-short batch in
@@ -186,6 +216,9 @@ class FrugalPolicy(Policy):
             new_rows = self._rows(now)
             stated = {n for n, r in new_rows.items() if self.rows.get(n) != r}
             self.rows = new_rows
+            self.open_share = open_shares([self.rows[n] for n in self.group_of.values()])
+            for job, hours in self.users.reclassed(self.open_share).items():
+                self.job_advice.setdefault(job, JobAdvice(needs_hours=hours))
         advice = Advice(shared_until=(hour + 2) * HOUR)  # renewed each hour, lapses an hour later
         for mv in view.machines:
             name = self.group_of.get(mv.name)
@@ -198,24 +231,14 @@ class FrugalPolicy(Policy):
         advice.jobs, self.job_advice = self.job_advice, {}
         return advice
 
-    def held_classes(self, now: float) -> np.ndarray:
-        """Per class, whether advice keeps its jobs waiting now."""
-        to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
-        held = np.arange(PRIOR_HOURS_CLASSES) >= max(to_reboot_h, 1.0)
-        threshold = self.options["hold_never_finishers"]
-        if threshold > 0:
-            sure = self.fates.never_finisher_bound() > threshold
-            sure[0] = False  # a job that never ran is not held for what other jobs did
-            held |= sure & (self.fates.left >= self.options["min_fates"])
-        return held
-
     def _rows(self, now: float) -> dict[str, tuple[float, ...]]:
         needed = self.fates.runtime_needed_h()
         chance = self.arrivals.eviction_chance(now, needed)
-        held = self.held_classes(now)
+        to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
+        held = held_classes(self.fates, to_reboot_h, self.options)
         watts = np.array([w for _, w in self.groups.values()]) if self.groups else np.zeros(0)
         mean_watts = float(watts.mean()) if len(watts) else 0.0
-        off = self._kept_off(now, needed, len(chance))
+        off = room_holds(self.arrivals, self.fates, now, to_reboot_h, self.options)
         first, hours = self._cut_short(now, len(chance))
         rows = {}
         for name, (c, w) in self.groups.items():
@@ -235,27 +258,6 @@ class FrugalPolicy(Policy):
         to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
         evicted = self.arrivals.eviction_chance(now, ATTEMPT_GRID_H)
         return first, attempt_hours(evicted, to_reboot_h)
-
-    def _kept_off(self, now: float, needed: np.ndarray, rooms: int) -> np.ndarray:
-        """Per room and class, the payback and the futile-start holds (each off when asked)."""
-        off = np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
-        how, futile = self.options["payback"], self.options["futile_below"]
-        if not rooms:
-            return off
-        to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
-        machines, share = np.asarray(self.arrivals.machines), self.options["payback_later"]
-        runtimes, shares = self.fates.runtime_spread()
-        if futile > 0:
-            evicted = self.arrivals.eviction_chance(now, runtimes)
-            off |= futile_starts(evicted, runtimes, shares, to_reboot_h, futile, 1 / BINS_PER_HOUR)
-        if how == "mean":
-            hours = MAX_WAIT_H + int(np.ceil(needed.max())) + 2
-            rates = self.arrivals.rates_ahead(now, hours)
-            off |= kept_off(lost_hours(rates, needed, to_reboot_h), machines, share)
-        elif how == "spread":
-            rates = self.arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(runtimes.max())) + 2)
-            off |= kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, machines, share)
-        return off
 
     def explain(self, machine: str) -> dict[str, Any]:
         name = self.group_of.get(machine)
@@ -278,6 +280,7 @@ class FrugalPolicy(Policy):
             "fates": self.fates.state_dict(),
             "suspects": self.suspects.state_dict(),
             "batches": self.batches.state_dict(),
+            "users": self.users.state_dict(),
             "clusters": dict(self.cluster_of),
         }
 
@@ -288,6 +291,8 @@ class FrugalPolicy(Policy):
             self.suspects.load_state(state["suspects"])
         if "batches" in state:  # (nor a frugal 6 one any marked batch)
             self.batches.load_state(state["batches"])
+        if "users" in state:  # (nor a frugal 7 one any user's runtimes)
+            self.users.load_state(state["users"])
         self.cluster_of = dict(state["clusters"])
         self.group_of, self.groups = {}, {}
         self.machines_joined(list(self.context.machines.values()))

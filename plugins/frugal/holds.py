@@ -1,0 +1,54 @@
+"""Where and when ``frugal`` keeps a class of jobs waiting: the reboot rule and, when asked,
+sure never-finishers for the whole pool; the payback and futile-start holds per room."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.frugal.arrivals import OwnerArrivals
+from plugins.frugal.fates import BINS_PER_HOUR, JobFates
+from plugins.frugal.futile import futile_starts
+from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
+
+
+def held_classes(fates: JobFates, to_reboot_h: float, options: Mapping[str, Any]) -> np.ndarray:
+    """Per class, whether advice keeps its jobs waiting everywhere now."""
+    held = np.arange(PRIOR_HOURS_CLASSES) >= max(to_reboot_h, 1.0)
+    threshold = options["hold_never_finishers"]
+    if threshold > 0:
+        sure = fates.never_finisher_bound() > threshold
+        sure[0] = False  # a job that never ran is not held for what other jobs did
+        held |= sure & (fates.left >= options["min_fates"])
+    return held
+
+
+def room_holds(
+    arrivals: OwnerArrivals,
+    fates: JobFates,
+    now: float,
+    to_reboot_h: float,
+    options: Mapping[str, Any],
+) -> np.ndarray:
+    """Per room and class, the payback and the futile-start holds (each off when asked)."""
+    rooms = len(arrivals.machines)
+    off = np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
+    how, futile = options["payback"], options["futile_below"]
+    if not rooms:
+        return off
+    machines, share = np.asarray(arrivals.machines), options["payback_later"]
+    runtimes, shares = fates.runtime_spread()
+    if futile > 0:
+        evicted = arrivals.eviction_chance(now, runtimes)
+        off |= futile_starts(evicted, runtimes, shares, to_reboot_h, futile, 1 / BINS_PER_HOUR)
+    if how == "mean":
+        needed = fates.runtime_needed_h()
+        rates = arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(needed.max())) + 2)
+        off |= kept_off(lost_hours(rates, needed, to_reboot_h), machines, share)
+    elif how == "spread":
+        rates = arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(runtimes.max())) + 2)
+        off |= kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, machines, share)
+    return off

@@ -87,6 +87,8 @@ def test_the_quantile_is_of_the_latest_runtimes_and_survives_a_restart() -> None
     for i in range(KEEP + 5):
         users.queued(f"{i}.0", "bob", 0, every_class)
         users.completed(f"{i}.0", (1.0 if i < 5 else 4.5) * H)  # the first five are forgotten
+        if i == MIN_SEEN - 1:
+            assert users.surely_needs_hours("bob", 0.1) == 1  # (then each completion counts)
     users.queued("99.0", "bob", 0, every_class)
     users.left("99.0")
     users.completed("99.0", 0.1 * H)  # removed before: not counted

@@ -48,6 +48,10 @@ class UserRuntimes:
         self.user_of: dict[str, str] = {}
         """Queued or running jobs, by job id."""
         self.runtimes: dict[str, deque[float]] = {}
+        self.known: dict[str, dict[float, int]] = {}
+        """``surely_needs_hours`` per user and quantile, until the user's runtimes change: it
+        takes 15% off a year's replay (campus, scale 0.25, pure Python: 22.4 and 21.7 s against
+        26.2 and 25.8 s uncached, the same jobs.csv)."""
         self.waiting: dict[str, tuple[int, int]] = {}
         """New jobs classed by their user's runtimes, not started yet: the class the runtimes
         say and the class given (lowered to one most machines rank)."""
@@ -79,6 +83,7 @@ class UserRuntimes:
         user = self.user_of.pop(job, None)
         if user is not None:
             self.runtimes.setdefault(user, deque(maxlen=KEEP)).append(runtime_s)
+            self.known.pop(user, None)
 
     def left(self, job: str) -> None:
         self.user_of.pop(job, None)
@@ -86,10 +91,12 @@ class UserRuntimes:
 
     def surely_needs_hours(self, user: str, quantile: float) -> int:
         """Whole hours that all but ``quantile`` of the user's recent jobs needed (0: unknown)."""
-        seen = self.runtimes.get(user)
-        if seen is None or len(seen) < MIN_SEEN:
-            return 0
-        return int(np.quantile(np.fromiter(seen, float), quantile) // HOUR)
+        known = self.known.setdefault(user, {})
+        if quantile not in known:
+            seen = self.runtimes.get(user, ())
+            q = np.quantile(np.fromiter(seen, float), quantile) if len(seen) >= MIN_SEEN else 0.0
+            known[quantile] = int(q // HOUR)
+        return known[quantile]
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -100,5 +107,6 @@ class UserRuntimes:
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.user_of = dict(state["user_of"])
+        self.known = {}
         self.runtimes = {u: deque(map(float, r), maxlen=KEEP) for u, r in state["runtimes"].items()}
         self.waiting = {job: (int(n), int(g)) for job, (n, g) in state["waiting"].items()}

@@ -167,9 +167,9 @@ class FrugalPolicy(Policy):
         quantile = self.options["user_quantile"]
         if quantile <= 0 or event.prior_attempts:
             return
-        needs = min(
-            self.users.surely_needs_hours(event.user, quantile), self._first_cut_short() - 1
-        )
+        needs = self.users.surely_needs_hours(event.user, quantile)
+        if needs > 0:  # (the first cut-short class is looked up only for a job classed)
+            needs = min(needs, self._first_cut_short() - 1)
         hours = self.users.queued(job, event.user, needs, self.open_share)
         if hours > 0:
             self.job_advice.setdefault(job, JobAdvice(needs_hours=hours))
@@ -239,7 +239,7 @@ class FrugalPolicy(Policy):
         watts = np.array([w for _, w in self.groups.values()]) if self.groups else np.zeros(0)
         mean_watts = float(watts.mean()) if len(watts) else 0.0
         off = room_holds(self.arrivals, self.fates, now, to_reboot_h, self.options)
-        first, hours = self._cut_short(now, len(chance))
+        first, hours = self._cut_short(now, to_reboot_h, len(chance))
         rows = {}
         for name, (c, w) in self.groups.items():
             p = chance[c]
@@ -249,13 +249,12 @@ class FrugalPolicy(Policy):
             rows[name] = tuple(float(x) for x in rank)
         return rows
 
-    def _cut_short(self, now: float, rooms: int) -> tuple[int, np.ndarray]:
+    def _cut_short(self, now: float, to_reboot_h: float, rooms: int) -> tuple[int, np.ndarray]:
         """The first class ranked where an attempt is stopped soonest, and per room the hours an
         attempt started now is expected to run."""
         first = self._first_cut_short()
         if first >= PRIOR_HOURS_CLASSES or not rooms:
             return PRIOR_HOURS_CLASSES, np.zeros(rooms)
-        to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
         evicted = self.arrivals.eviction_chance(now, ATTEMPT_GRID_H)
         return first, attempt_hours(evicted, to_reboot_h)
 

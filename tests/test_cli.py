@@ -303,3 +303,27 @@ def test_utility_lcg_refuses_a_job_count_that_leaves_nothing_counted(
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "--jobs: 500 leaves no job counted" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["replay", "--scenario", "campus", "--scale", "0"], "--scale: must be a number above 0"),
+        (["replay", "--scenario", "campus", "--days", "0"], "--days: must be a whole number"),
+        (["replay", "--scenario", "campus", "--seed", "-3"], "--seed: must be a whole number"),
+        (["experiment", "shapes", "--scales", "1,abc"], "--scales: must be a number above 0"),
+        (["experiment", "shapes", "--seeds", "1,x"], "--seeds: must be a whole number"),
+        (["experiment", "shapes", "--days", "0"], "--days: must be a whole number from 1"),
+        (["scenario", "campus", "--scale", "-1"], "--scale: must be a number above 0"),
+    ],
+)
+def test_a_bad_number_is_refused_with_its_option_before_any_work(
+    argv: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # --scale 0 once raised ValueError from inside the scenario, and --days 0 replayed a year
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+    assert not any(tmp_path.iterdir())

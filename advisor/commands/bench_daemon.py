@@ -14,6 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from advisor.arg_types import count, positive_number, whole_number
 from plugins.contract.option_pairs import parse_sets
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -26,9 +27,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slots", type=int, default=10_000, help="cycle: pool size")
     parser.add_argument("--events", type=int, default=500, help="cycle: events per cycle")
     parser.add_argument("--cycles", type=int, default=20, help="cycle: cycles measured")
-    parser.add_argument("--days", type=int, default=30, help="memory/crash: simulated days")
-    parser.add_argument("--scale", type=float, default=0.1, help="memory/crash: pool scale")
-    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--days", type=count, default=30, help="memory/crash: simulated days")
+    parser.add_argument(
+        "--scale", type=positive_number, default=0.1, help="memory/crash: pool scale"
+    )
+    parser.add_argument("--seed", type=whole_number, default=3)
     parser.add_argument("--kills", type=int, default=20, help="crash: SIGKILLs")
     parser.add_argument("--speed", type=float, default=40_000.0, help="crash: twin speed")
     parser.add_argument("--snapshot-interval", default="6h", help="crash: simulated interval")

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from advisor.arg_types import count, positive_number, whole_number
 from advisor.commands.replay import progress_bar
 
 if TYPE_CHECKING:
@@ -26,9 +27,9 @@ log = logging.getLogger("htcondor_advisor.run")
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, help="YAML configuration (see examples/)")
     parser.add_argument("--pool", help="override the pool, e.g. sim:campus")
-    parser.add_argument("--days", type=int, help="twin: simulated days")
-    parser.add_argument("--scale", type=float, help="twin: pool size factor")
-    parser.add_argument("--seed", type=int, help="twin: scenario and tie-break seed")
+    parser.add_argument("--days", type=count, help="twin: simulated days")
+    parser.add_argument("--scale", type=positive_number, help="twin: pool size factor")
+    parser.add_argument("--seed", type=whole_number, help="twin: scenario and tie-break seed")
     parser.add_argument("--speed", help="twin: simulated s per wall s, or max")
     parser.add_argument("--policy", help="override policy.name")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")

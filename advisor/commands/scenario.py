@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from advisor.arg_types import count, positive_number, whole_number
 from advisor.commands.sources_args import check_input_files
 
 
@@ -19,9 +20,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--shape", help="a pool shape (simulator/campus/shapes.yaml)")
     parser.add_argument("--shapes-file", type=Path, help="YAML of your own pool shapes")
-    parser.add_argument("--days", type=int, default=365)
-    parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--days", type=count, default=365)
+    parser.add_argument("--scale", type=positive_number, default=1.0)
+    parser.add_argument("--seed", type=whole_number, default=1)
     parser.add_argument("--out", type=Path, required=True)
     parser.set_defaults(handler=run)
 

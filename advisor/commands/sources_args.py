@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from advisor.arg_types import count, positive_number, whole_number
+
 if TYPE_CHECKING:
     from simulator.sources import SourceSpec
 
@@ -29,15 +31,17 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
         help="a pool shape of the campus (simulator/campus/shapes.yaml; the seed draws a member)",
     )
     group.add_argument("--shapes-file", type=Path, help="YAML of your own pool shapes")
-    group.add_argument("--days", type=int, help="days to simulate (scenario default: 365)")
-    group.add_argument("--scale", type=float, default=1.0, help="shrink machines, sessions, jobs")
-    group.add_argument("--seed", type=int, default=1, help="scenario and tie-break seed")
+    group.add_argument("--days", type=count, help="days to simulate (scenario default: 365)")
+    group.add_argument(
+        "--scale", type=positive_number, default=1.0, help="shrink machines, sessions, jobs"
+    )
+    group.add_argument("--seed", type=whole_number, default=1, help="scenario and tie-break seed")
     group.add_argument("--machines", type=Path, help="inventory YAML")
     group.add_argument("--owners", type=Path, help="owner sessions CSV")
     group.add_argument("--jobs", type=Path, help="HTC jobs CSV")
     group.add_argument("--swf", type=Path, help="SWF job log as the job source")
     group.add_argument("--fta", type=Path, help="FTA event_trace.tab as machines and downtime")
-    group.add_argument("--fta-nodes", type=int, help="use only the first N FTA nodes")
+    group.add_argument("--fta-nodes", type=count, help="use only the first N FTA nodes")
     group.add_argument(
         "--slots",
         choices=SLOT_LAYOUTS,

@@ -7,6 +7,7 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
+from advisor.arg_types import count
 from advisor.commands.sources_args import add_source_args, source_spec
 from plugins.contract.policy import OptionError
 
@@ -17,7 +18,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--term", action="append", metavar="START:END", help="term dates")
     parser.add_argument("--policy", default="idle-avg", help="an idle-* policy (its options)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
-    parser.add_argument("--workers", type=int, help="training processes (default: one per core)")
+    parser.add_argument("--workers", type=count, help="training processes (default: one per core)")
     parser.add_argument("--out", type=Path, required=True, help="model store directory")
     parser.set_defaults(handler=run)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from advisor.arg_types import count, whole_number
 from advisor.lab.power_logs import add_log_arguments
 from plugins.power.ppo import PpoConfig
 
@@ -15,10 +16,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=25.0, help="stop after this wall time")
     parser.add_argument("--actors", type=int, default=2, help="days played per iteration")
-    parser.add_argument("--workers", type=int, default=2, help="processes (the machine has 2)")
+    parser.add_argument("--workers", type=count, default=2, help="processes (the machine has 2)")
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--levels", type=int, default=8, help="reservation sizes k*G/levels")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=whole_number, default=0)
     parser.add_argument(
         "--imitate-days", type=int, default=0,
         help="warm start: clone OR* on this many training days before PPO (0: from scratch)",

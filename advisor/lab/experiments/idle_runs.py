@@ -13,6 +13,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from advisor.arg_types import count, positive_number, whole_number
 from advisor.lab.idle_training import load_history
 from advisor.lab.parallel import run_parallel
 from advisor.lab.training_map import Map, cached_map, process_map
@@ -34,11 +35,11 @@ ENSEMBLES = [
 
 
 def add_campus_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--days", type=int, default=365, help="days of the campus year")
-    parser.add_argument("--scale", type=float, default=1.0, help="shrink the campus")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1], help="scenario seeds")
+    parser.add_argument("--days", type=count, default=365, help="days of the campus year")
+    parser.add_argument("--scale", type=positive_number, default=1.0, help="shrink the campus")
+    parser.add_argument("--seeds", type=whole_number, nargs="+", default=[1], help="scenario seeds")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="idle-* option")
-    parser.add_argument("--workers", type=int, help="processes (default: one per core)")
+    parser.add_argument("--workers", type=count, help="processes (default: one per core)")
     parser.add_argument("--out", type=Path, required=True, help="directory for CSV and PNG")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from advisor.agent_files import shipped_names, with_agent
+from advisor.arg_types import count
 from advisor.lab.experiments.power_day import plot_day
 from advisor.lab.parallel import run_parallel
 from advisor.lab.power_checkpoints import checkpoint_path, shipped_path
@@ -60,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--agents", default="runs/power",
         help="where train-power wrote agents (DS falls back to the shipped agent of a log)",
     )  # fmt: skip
-    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--workers", type=count, default=None)
     parser.add_argument("--max-days", type=int, default=None, help="per split (quick looks)")
     parser.add_argument(
         "--splits", nargs="+", default=["train", "test"], choices=["train", "test"],

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from advisor.arg_types import comma_list, count, positive_number, whole_number
 from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
@@ -39,10 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--slots", choices=[SINGLE, PARTITIONABLE], default=SINGLE,
         help="how every machine takes jobs (docs/slots.md; default: single, as the papers ran)",
     )  # fmt: skip
-    parser.add_argument("--scales", default="1,0.25")
-    parser.add_argument("--seeds", default="1,2")
-    parser.add_argument("--days", type=int, default=None, help="days to replay (default: a year)")
-    parser.add_argument("--workers", type=int, default=None, help="parallel replays (local)")
+    parser.add_argument(
+        "--scales", type=comma_list(positive_number), default=[1.0, 0.25], help="e.g. 1,0.25"
+    )
+    parser.add_argument("--seeds", type=comma_list(whole_number), default=[1, 2], help="e.g. 1,2")
+    parser.add_argument("--days", type=count, default=None, help="days to replay (default: a year)")
+    parser.add_argument("--workers", type=count, default=None, help="parallel replays (local)")
     parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNG")
     add_executor_arguments(parser)
 
@@ -53,9 +56,7 @@ def members(args: argparse.Namespace) -> list[tuple[str, float, int]]:
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ConfigError(f"--shapes: unknown {unknown[0]!r}; available: {', '.join(known)}")
-    scales = [float(s) for s in args.scales.split(",")]
-    seeds = [int(s) for s in args.seeds.split(",")]
-    return [(n, scale, seed) for n in names for scale in scales for seed in seeds]
+    return [(n, scale, seed) for n in names for scale in args.scales for seed in args.seeds]
 
 
 def policy_options(

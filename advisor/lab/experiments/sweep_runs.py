@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from advisor.arg_types import count, positive_number, whole_number
 from advisor.lab.sweep.executors import add_executor_arguments, run_all
 from plugins.replicas.qos import QosBound
 from simulator.campus.job_book import DONE
@@ -49,11 +50,11 @@ class Task:
 
 def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: int | None) -> None:
     parser.add_argument("--scenario", choices=["campus"], default="campus")
-    parser.add_argument("--scale", type=float, default=scale, help="shrink the campus")
-    parser.add_argument("--days", type=int, default=days, help="days to replay (default: a year)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scale", type=positive_number, default=scale, help="shrink the campus")
+    parser.add_argument("--days", type=count, default=days, help="days to replay (default: a year)")
+    parser.add_argument("--seed", type=whole_number, default=1)
     parser.add_argument(
-        "--workers", type=int, default=None, help="parallel replays (default: cores)"
+        "--workers", type=count, default=None, help="parallel replays (default: cores)"
     )
     parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNGs")
     add_executor_arguments(parser)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from advisor.arg_types import count
 from advisor.lab.experiments.utility_report import (
     plot_cdfs,
     plot_fairness,
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--site", type=int, default=DEFAULT_SITE, help="SWF partition (site)")
     parser.add_argument("--processors", type=int, default=100, help="P (paper: 100)")
     parser.add_argument("--jobs", type=counted_jobs, default=6000, help="first jobs of the site")
-    parser.add_argument("--workers", type=int, default=2, help="parallel runs (at most 2 here)")
+    parser.add_argument("--workers", type=count, default=2, help="parallel runs (at most 2 here)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="utility-sarsa option, e.g. --set epsilon=0.1")  # fmt: skip
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from advisor.arg_types import count, whole_number
 from advisor.lab.experiments.utility_report import (
     plot_cdfs,
     plot_fairness,
@@ -29,9 +30,13 @@ POLICIES = ("fifo", "edf", "sjf", "utility-sarsa")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="out/utility-synthetic", help="directory for CSV and PNG")
     parser.add_argument("--fractions", default="0.2,0.4,0.5", help="interactive fractions")
-    parser.add_argument("--jobs", type=int, default=6000, help="jobs per workload (Table I: 6000)")
-    parser.add_argument("--seed", type=int, default=1, help="workload seed (training: seed+1000)")
-    parser.add_argument("--workers", type=int, default=2, help="parallel runs (at most 2 here)")
+    parser.add_argument(
+        "--jobs", type=count, default=6000, help="jobs per workload (Table I: 6000)"
+    )
+    parser.add_argument(
+        "--seed", type=whole_number, default=1, help="workload seed (training: seed+1000)"
+    )
+    parser.add_argument("--workers", type=count, default=2, help="parallel runs (at most 2 here)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="utility-sarsa option, e.g. --set epsilon=0.1")  # fmt: skip
 

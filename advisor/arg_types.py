@@ -1,6 +1,6 @@
-"""Argument types for the numbers every command takes (scales, days, seeds, workers): a bad
-value is argparse's one-line usage error naming the option, not a traceback from deep inside a
-replay."""
+"""Argument types for the numbers commands take (scales, days, seeds, workers, hours, percents):
+a bad value is argparse's one-line usage error naming the option, not a traceback from deep inside
+a replay."""
 
 from __future__ import annotations
 
@@ -33,6 +33,23 @@ def whole_number(text: str) -> int:
     """A whole number, 0 or more (``--seed``)."""
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}")
+    return int(text)
+
+
+def hours_as_seconds(text: str) -> float:
+    """``--wait-bound``: positive hours, as seconds."""
+    try:
+        return positive_number(text) * 3600.0
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of hours, got {text!r}"
+        ) from None
+
+
+def whole_percent(text: str) -> int:
+    """``--control-percent``: a whole percent 1..99 (the expressions compare whole buckets)."""
+    if not (text.isdigit() and 1 <= int(text) <= 99):
+        raise argparse.ArgumentTypeError(f"must be a whole percent from 1 to 99, got {text!r}")
     return int(text)
 
 

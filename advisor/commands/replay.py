@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from advisor.arg_types import hours_as_seconds, whole_percent
 from advisor.commands.sources_args import add_source_args, source_spec
 
 if TYPE_CHECKING:
@@ -24,14 +25,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="directory for the outputs")
     parser.add_argument(
         "--wait-bound",
-        type=hours,
+        type=hours_as_seconds,
         metavar="HOURS",
         help="a job idle this long in one wait is matched as without advice for the rest of it "
         "(ADVISOR_WAIT_BOUND; default: none, recommended: 24)",
     )
     parser.add_argument(
         "--control-percent",
-        type=percent,
+        type=whole_percent,
         metavar="PERCENT",
         help="jobs (by a hash of their id) matched as without advice, as the shipped "
         "ADVISOR_CONTROL_PERCENT does live; per-arm figures for htcondor-advisor report "
@@ -39,24 +40,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(handler=run)
-
-
-def hours(text: str) -> float:
-    """``--wait-bound``: positive hours, as seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of hours, got {text!r}")
-    return value * 3600.0
-
-
-def percent(text: str) -> int:
-    """``--control-percent``: a whole percent 1..99 (the expressions compare whole buckets)."""
-    if not (text.isdigit() and 1 <= int(text) <= 99):
-        raise argparse.ArgumentTypeError(f"must be a whole percent from 1 to 99, got {text!r}")
-    return int(text)
 
 
 @contextmanager

@@ -38,6 +38,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         "ADVISOR_CONTROL_PERCENT does live; per-arm figures for htcondor-advisor report "
         "(default: none)",
     )
+    parser.add_argument(
+        "--no-job-edits",
+        action="store_true",
+        help="as a pool where the daemon does not edit jobs (pool.edit_jobs false, the default): "
+        "no per-job advice, and a job's class is its last attempt's hours, not its longest",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(handler=run)
 
@@ -79,7 +85,11 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
         parallel_map=process_map(progress=not args.no_progress),
     )
     with progress_bar(not args.no_progress) as update:
-        rules = PoolRules(wait_bound_s=args.wait_bound, control_percent=args.control_percent)
+        rules = PoolRules(
+            wait_bound_s=args.wait_bound,
+            control_percent=args.control_percent,
+            job_edits=not args.no_job_edits,
+        )
         return replay(trace, policy, seed=args.seed, rules=rules, on_progress=update)
 
 

@@ -1,9 +1,10 @@
 """HTC jobs during a replay: the idle queue, attempts, removals and the energy of every attempt.
 
 An evicted job goes back to the queue and remembers its longest attempt, which classes it for the
-advice (``AdvisorRankByPriorHours[k]``). Energy of an attempt is its duration times the machine's
-active power (paper 004 sec. V-F), or on a pool of shared machines the share the pool charges it
-(``attempt_wh``); the completing attempt is good energy, every other is wasted.
+advice (``AdvisorRankByPriorHours[k]``; without job edits, ``PoolRules.job_edits``, its last).
+Energy of an attempt is its duration times the machine's active power (paper 004 sec. V-F), or on
+a pool of shared machines the share the pool charges it (``attempt_wh``); the completing attempt
+is good energy, every other is wasted.
 
 Replicas (paper 003 sec. 2.1): a replicable job advised ``replicas = N`` gets N - 1 extra entries
 (ids ``<job>#r<i>``) queued beside it; the first entry to complete wins and the others are killed at
@@ -55,8 +56,10 @@ class JobBook:
         months: MonthStats,
         emit: Callable[[Event], None] | None,
         on_queued: Callable[[], None],
+        job_edits: bool = True,
     ) -> None:
         self.engine = engine
+        self.job_edits = job_edits
         self.jobs = jobs
         self.ids = list(jobs.job_id)
         self.runtime = jobs.runtime.tolist()
@@ -68,7 +71,9 @@ class JobBook:
         self.on_queued = on_queued
         n = len(jobs)
         self.status, self.attempts, self.machine = [PENDING] * n, [0] * n, [-1] * n  # (last)
-        self.longest, self.good_wh, self.wasted_wh = [0.0] * n, [0.0] * n, [0.0] * n
+        self.class_attempt_s, self.good_wh, self.wasted_wh = [0.0] * n, [0.0] * n, [0.0] * n
+        """Per entry, the attempt its class reads: its longest (``AdvisorPriorHours``, a job edit)
+        or, without job edits, its last (``LastRemoteWallClockTime``, deploy/common/40)."""
         self.finish, self.started = [float("nan")] * n, [0.0] * n
         self.prior_class = [0] * n
         """Per entry, its prior-hours class while queued (``_class_of``)."""
@@ -118,9 +123,9 @@ class JobBook:
         self.on_queued()
 
     def _class_of(self, j: int, advice: JobAdvice | None) -> int:
-        """The job's class: its longest attempt in whole hours, or the hours its advice says it
-        needs if more (``ADVISOR_CLASS`` in deploy/common/40), capped at the last class."""
-        hours = int(self.longest[j] // 3600)
+        """The job's class: its longest (or last) attempt in whole hours, or the hours its advice
+        says it needs if more (``ADVISOR_CLASS`` in deploy/common/40), capped at the last class."""
+        hours = int(self.class_attempt_s[j] // 3600)
         if advice is not None and advice.needs_hours is not None and advice.needs_hours > hours:
             hours = advice.needs_hours
         return hours if hours < LAST_CLASS else LAST_CLASS
@@ -215,8 +220,8 @@ class JobBook:
         watts = self.active_watts[m]
         if self.attempt_wh is not None:  # a shared machine: the attempt's mean share
             watts = energy * 3600.0 / duration if duration > 0 else 0.0
-        if duration > self.longest[j]:
-            self.longest[j] = duration
+        if duration > self.class_attempt_s[j] or not self.job_edits:
+            self.class_attempt_s[j] = duration
         p = self.parent[j]  # eq. 1 of paper 003: every replica's energy is its job's
         if outcome is COMPLETED:
             self.good_wh[p] += energy
@@ -270,7 +275,7 @@ class JobBook:
         n = len(self.jobs)
         self.replica_in_flight_wh = self._running_wh(range(n, len(self.status)), now)
         for column in (
-            self.ids, self.runtime, self.submit_t, self.status, self.attempts, self.longest,
+            self.ids, self.runtime, self.submit_t, self.status, self.attempts, self.class_attempt_s,
             self.prior_class, self.good_wh, self.wasted_wh, self.finish, self.machine, self.started,
             self.parent, self.replicable, self.cpus, self.memory,
         ):  # fmt: skip

@@ -168,6 +168,7 @@ def build_world(
         months,
         emit_job,
         nothing_to_match,
+        rules.job_edits,
     )
     listener = _Listener(book.attempt_ended, nothing_to_match)
     pool: CampusPool

@@ -26,7 +26,7 @@ def add_replicas(book: JobBook, j: int, count: int) -> None:
         book.replicable.append(False)
         for column, value in (
             (book.runtime, book.runtime[j]), (book.submit_t, book.submit_t[j]),
-            (book.status, PENDING), (book.attempts, 0), (book.longest, 0.0),
+            (book.status, PENDING), (book.attempts, 0), (book.class_attempt_s, 0.0),
             (book.prior_class, 0), (book.good_wh, 0.0), (book.wasted_wh, 0.0),
             (book.finish, float("nan")), (book.machine, -1), (book.started, 0.0),
             (book.cpus, book.cpus[j]), (book.memory, book.memory[j]),

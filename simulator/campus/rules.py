@@ -18,6 +18,7 @@ class PoolRules:
         claim_leftovers: bool = True,
         wait_bound_s: float | None = None,
         control_percent: float | None = None,
+        job_edits: bool = True,
     ) -> None:
         self.sleep_open_s = sleep_open_s
         self.sleep_closed_s = sleep_closed_s
@@ -32,3 +33,7 @@ class PoolRules:
         self.control_percent = control_percent
         """The share of jobs (by their id) matched as without advice (``ADVISOR_CONTROL_PERCENT``;
         unadvised.py). None: no control group."""
+        self.job_edits = job_edits
+        """The daemon edits jobs (``pool.edit_jobs``). False: no per-job advice reaches the pool
+        (``JobPrio``, ``AdvisorHoldUntil``, ``AdvisorNeedsHours``), and a job's class is its last
+        attempt's hours, not its longest (no ``AdvisorPriorHours``)."""

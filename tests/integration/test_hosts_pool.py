@@ -69,6 +69,7 @@ def local_override(state: Path, options: dict[str, str]) -> dict[str, Any]:
             "collector": ADDRESSES[CM],  # a bare host: the collector's port 9618
             "schedds": [f"{CM}.{DOMAIN}"],
             "token_file": None,  # no merge: what the execute points get came through the hook
+            "edit_jobs": False,  # no WRITE token made yet (the tests that edit jobs make one)
             "active_idle_s": 0,
         },
         "policy": {"name": "fixed-advice", "options": options},

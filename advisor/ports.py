@@ -54,3 +54,9 @@ class AdviceSink(Protocol):
     def publish(self, advice: Advice, now: float) -> None:
         """Make ``advice`` (already stamped with its expiry) visible to the pool."""
         ...
+
+
+class SinkRefused(Exception):
+    """The pool refused what a sink sent for a reason its administrator fixes (an identity
+    without the right, a missing configuration fragment): the message says what and how, and
+    the daemon logs it as one line, not a traceback."""

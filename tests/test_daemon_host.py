@@ -24,7 +24,7 @@ from advisor.daemon.runtime import Daemon
 from advisor.daemon.schedule import run_live
 from advisor.daemon.signals import Control
 from advisor.daemon.standing import StandingAdvice
-from advisor.ports import Observation
+from advisor.ports import Observation, SinkRefused
 from plugins.contract.advice import Advice, JobAdvice, MachineAdvice, PowerAdvice
 from plugins.contract.events import AttemptEnded, AttemptOutcome, OwnerSessionStarted
 from plugins.contract.policy import MachineInfo, MachineView, Policy, PolicyContext, PoolView
@@ -424,3 +424,41 @@ def test_job_advice_no_sink_publishes_is_counted_and_said_once(
     ]
     exposition = daemon.metrics.exposition()
     assert b'advisor_advice_unpublished_total{kind="job"} 4.0' in exposition
+
+
+class RefusingSink:
+    """A schedd that refuses the advisor's edits, as the job sink reports it (SinkRefused; the
+    real schedd's refusal: tests/integration/test_hosts_pool.py)."""
+
+    name = "schedd-jobprio"
+
+    def __init__(self) -> None:
+        self.why = "no WRITE"
+
+    def publish(self, advice: Advice, now: float) -> None:
+        raise SinkRefused(self.why)
+
+
+def test_a_refused_publication_is_one_line_said_again_only_when_it_changes_or_hourly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = [1000.0]
+    daemon, _ = make_daemon(tmp_path, clock)
+    sink = RefusingSink()
+    daemon.host.sinks.append(sink)
+    with caplog.at_level(logging.ERROR):
+        for now in (1000.0, 1060.0, 1120.0):
+            daemon.host.cycle(now)
+        sink.why = "no user record"
+        daemon.host.cycle(1180.0)
+        daemon.host.cycle(1240.0)
+        daemon.host.cycle(1180.0 + 3600.0)
+    said = [r for r in caplog.records if "publishing to" in r.message]
+    assert [r.message.split(": ", 1)[1] for r in said] == [
+        "no WRITE",
+        "no user record",
+        "no user record",
+    ]
+    assert all(r.exc_info is None for r in said)  # a line, no traceback
+    exposition = daemon.metrics.exposition()
+    assert b'advisor_publish_failures_total{sink="schedd-jobprio"} 6.0' in exposition

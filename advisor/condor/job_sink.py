@@ -10,8 +10,9 @@ pool only through this edit. Each cycle it edits only ``JobPrio``, only of idle 
 the ``owners`` the site named (all owners when none), and only where the advised value changed
 since it was last sent, at most ``max_edits`` jobs: the schedd writes every edit to its job
 queue log. The advisor's identity must be allowed to edit other users' jobs (a queue super user,
-``deploy/access-point``). An edit the schedd refuses raises, and the daemon counts and logs it;
-jobs not edited are sent again the next cycle. Job ids are ``cluster.proc``: with several
+``deploy/access-point``). An edit the schedd refuses raises ``SinkRefused``, which the daemon
+counts and logs as one line naming the fix (again when it changes, or after an hour); jobs not
+edited are sent again the next cycle. Job ids are ``cluster.proc``: with several
 schedds, a job id advised is edited on each schedd where it is idle.
 
 ``AdvisorPriorHours`` is the pool's fact, not a policy's: the job's longest earlier attempt in
@@ -27,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.ports import SinkRefused
 from plugins.contract.advice import Advice
 
 
@@ -45,8 +47,16 @@ def edit_idle(
     """Set ``attr`` of those of ``jobs`` still idle (an edit that matches nothing is an error
     to the schedd, so they are looked up first)."""
     idle = schedd.query(idle_jobs_constraint(jobs, owners), ["ClusterId", "ProcId"])
-    if idle:
+    if not idle:
+        return
+    try:
         schedd.edit([f"{ad['ClusterId']}.{ad['ProcId']}" for ad in idle], attr, str(value))
+    except Exception as error:  # (the bindings raise their own classes, all Exception)
+        raise SinkRefused(
+            f"the schedd did not set {attr} of {len(idle)} idle job(s): {error}; the advisor's "
+            "token needs -authz WRITE and its identity must be a queue super user with a user "
+            "record there (deploy/access-point, deploy/TOKENS.md), or set pool.edit_jobs: false"
+        ) from error
 
 
 def by_value(pairs: Sequence[tuple[str, int]]) -> dict[int, list[str]]:

@@ -23,7 +23,7 @@ from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.standing import StandingAdvice
-from advisor.ports import AdviceSink, PoolSource
+from advisor.ports import AdviceSink, PoolSource, SinkRefused
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice
 from plugins.contract.control import TREATED, arm_of, of_control_job
 from plugins.contract.events import AttemptEnded, Event, JobQueued, JobRemoved
@@ -74,6 +74,8 @@ class PolicyHost:
         """The policy's last advice as it gave it (before the expiry stamp)."""
         self.unknown_machine_events = 0
         self.unpublished_said: set[str] = set()
+        self.refusals_said: dict[str, tuple[str, float]] = {}
+        """Per sink, the refusal last logged and when (``_say_refused``)."""
         """Events naming a machine the pool never showed (not fed: no policy can place there)."""
         self.control: ControlGroup | None = None
         """The control group's accounting and guard (``control.percent`` > 0)."""
@@ -201,10 +203,21 @@ class PolicyHost:
             for sink in self.sinks:
                 try:
                     sink.publish(advice, now)
+                except SinkRefused as refused:  # the administrator's to fix: said, not traced
+                    self.metrics.publish_failures.labels(sink.name).inc()
+                    self._say_refused(sink.name, str(refused), now)
                 except Exception:
                     self.metrics.publish_failures.labels(sink.name).inc()
                     log.exception("publishing to %s failed", sink.name)
             return advice
+
+    def _say_refused(self, sink: str, why: str, now: float) -> None:
+        """Once, then again only when the reason changes or an hour has passed: a refusal
+        recurs every cycle until someone fixes it (advisor_publish_failures_total counts all)."""
+        said = self.refusals_said.get(sink)
+        if said is None or said[0] != why or now - said[1] >= 3600.0:
+            self.refusals_said[sink] = (why, now)
+            log.error("publishing to %s failed: %s", sink, why)
 
     def _count_unpublished(self, decided: Advice) -> None:
         """Group advice reaches no sink, job advice only the opt-in schedd sink

@@ -324,6 +324,30 @@ def test_job_advice_sets_jobprio_and_changes_the_start_order(
     assert sorted(started) == [f"{cluster}.2", f"{cluster}.3"]
 
 
+def test_a_schedd_that_refuses_the_edits_is_one_line_in_the_log_with_the_fix(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # the example configuration edits jobs; an administrator who made the token without WRITE
+    # reads what to do, once, not a traceback every cycle, and the advice still reaches the hooks
+    cluster = queued_jobs(hosts_pool, job(600, 1, "request_cpus = 1"))
+    tokens = tmp_path / "tokens.d"
+    tokens.mkdir(mode=0o700)
+    token = tokens / "advisor.token"
+    token.write_text(hosts_pool.token("htcondor-advisor", "READ"))
+    token.chmod(0o600)
+    options = {"ranks": f"{EP1}=1,{EP2}=1", "prios": f"{cluster}.0=9"}
+    pool = {"token_file": str(token), "merge": False, "edit_jobs": True}
+    daemon = start_advisor(options, pool)
+    said = "publishing to schedd-jobprio failed: the schedd did not set JobPrio"
+    wait_for(lambda: said in daemon.log(), 30, "the refusal in the advisor's log")
+    wait_for(lambda: hook_published({EP1: 1.0, EP2: 1.0}), 30, "the advice at both hooks")
+    time.sleep(6)  # three more cycles, each refused again
+    log = daemon.log()
+    assert log.count(said) == 1 and "Traceback" not in log
+    assert "deploy/access-point" in log
+    assert job_attribute(hosts_pool, cluster, "JobPrio") == {f"{cluster}.0": "0"}
+
+
 def test_a_job_held_until_later_stays_idle_while_the_others_start(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:

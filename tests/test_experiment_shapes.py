@@ -53,3 +53,16 @@ def test_set_passes_an_option_to_one_policy_and_names_a_mistake(
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "x").exists()  # refused before any replay
+
+
+def test_no_job_edits_replays_the_policies_and_not_the_baselines_without_them(
+    tmp_path: Path,
+) -> None:
+    # random gives no job advice and crystal is the achievable bound: only frugal is replayed as
+    # a pool where the daemon does not edit jobs (docs/robust-policies.md)
+    args = ["experiment", "shapes", "--shapes", "campus", "--scales", "0.03", "--seeds", "1"]
+    args += ["--days", "7", "--policies", "frugal", "--workers", "1", "--no-job-edits"]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    with (tmp_path / "shapes_runs.csv").open() as fh:
+        edits = {r["policy"]: r["job_edits"] for r in csv.DictReader(fh)}
+    assert edits == {"random": "True", "crystal": "True", "frugal": "False"}

@@ -21,6 +21,8 @@ from simulator.trace_model import PARTITIONABLE, SINGLE
 NAME = "shapes"
 HELP = "policies on differently shaped pools against random and crystal (saving share, overhead)"
 OVERHEAD_LIMIT, SHARE_TARGET = 1.05, 0.6
+BASELINES = ("random", "crystal")
+"""Replayed on every member: the achievable saving is random's energy less crystal's."""
 """What a policy should hold on every shape: at most 5% more overhead than random, at least 60%
 of the achievable saving."""
 
@@ -44,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scales", type=comma_list(positive_number), default=[1.0, 0.25], help="e.g. 1,0.25"
     )
     parser.add_argument("--seeds", type=comma_list(whole_number), default=[1, 2], help="e.g. 1,2")
+    parser.add_argument(
+        "--no-job-edits",
+        action="store_true",
+        help="replay the policies as a pool where the daemon does not edit jobs (pool.edit_jobs "
+        "false; random and crystal are unchanged)",
+    )
     parser.add_argument("--days", type=count, default=None, help="days to replay (default: a year)")
     parser.add_argument("--workers", type=count, default=None, help="parallel replays (local)")
     parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNG")
@@ -112,7 +120,7 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
 
 
 def run(args: argparse.Namespace) -> int:
-    policies = [p for p in args.policies.split(",") if p not in ("random", "crystal")]
+    policies = [p for p in args.policies.split(",") if p not in BASELINES]
     bound = args.wait_bound * 3600.0 if args.wait_bound > 0 else None
     options = policy_options(args.set, policies)
     tasks = [
@@ -125,9 +133,10 @@ def run(args: argparse.Namespace) -> int:
             slots=args.slots,
             shape=shape,
             wait_bound_s=bound,
+            job_edits=not args.no_job_edits or policy in BASELINES,
         )
         for shape, scale, seed in members(args)
-        for policy in ["random", "crystal", *policies]
+        for policy in [*BASELINES, *policies]
     ]
     rows = run_tasks(tasks, args, NAME)
     write_csv(rows, args.out / "shapes_runs.csv")

@@ -46,6 +46,8 @@ class Task:
     """The pool shape (``simulator/campus/shapes.yaml``) whose member ``seed`` draws."""
     wait_bound_s: float | None = None
     """The starvation bound (``--wait-bound``; None: none, as the papers ran)."""
+    job_edits: bool = True
+    """The daemon edits jobs (``PoolRules.job_edits``, ``pool.edit_jobs`` live)."""
 
 
 def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: int | None) -> None:
@@ -83,7 +85,8 @@ def run_task(task: Task) -> dict[str, Any]:
     """Replay one task; its labels plus the summary's figures (and the monthly energy)."""
     trace = campus(task.scale, task.days, task.seed, task.replicable, task.slots, task.shape)
     policy = build_policy(task.policy, trace, dict(task.options), seed=task.seed)
-    result = replay(trace, policy, seed=task.seed, rules=PoolRules(wait_bound_s=task.wait_bound_s))
+    rules = PoolRules(wait_bound_s=task.wait_bound_s, job_edits=task.job_edits)
+    result = replay(trace, policy, seed=task.seed, rules=rules)
     s = summarize(result)
     e = s["energy_mwh"]
     row: dict[str, Any] = dict(task.labels)
@@ -99,6 +102,7 @@ def run_task(task: Task) -> dict[str, Any]:
         total_mwh=e["total"],
         slots=task.slots,
         shape=task.shape,
+        job_edits=task.job_edits,
         cores_busy_share=s["cores"]["busy_share"],
         evictions=sum(s["evictions"].values()),
         months=[m["energy_mwh_total"] for m in s["months"]],

@@ -1,6 +1,6 @@
 """A replay as a pool where the daemon does not edit jobs (``PoolRules(job_edits=False)``,
-``replay --no-job-edits``; live ``pool.edit_jobs: false``, the default): per-job advice never
-reaches the queue, and a job's class is its last attempt's hours, as the shipped
+``replay --no-job-edits``; live ``pool.edit_jobs: false``, as when the key is left out): no
+per-job advice reaches the queue, and a job's class is its last attempt's hours, as the shipped
 ``ADVISOR_PRIOR_HOURS`` reads ``LastRemoteWallClockTime`` without the ``AdvisorPriorHours`` edit."""
 
 from __future__ import annotations

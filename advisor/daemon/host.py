@@ -73,10 +73,10 @@ class PolicyHost:
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
         self.unknown_machine_events = 0
+        """Events naming a machine the pool never showed (not fed: no policy can place there)."""
         self.unpublished_said: set[str] = set()
         self.refusals_said: dict[str, tuple[str, float]] = {}
         """Per sink, the refusal last logged and when (``_say_refused``)."""
-        """Events naming a machine the pool never showed (not fed: no policy can place there)."""
         self.control: ControlGroup | None = None
         """The control group's accounting and guard (``control.percent`` > 0)."""
 

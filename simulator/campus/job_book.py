@@ -167,7 +167,10 @@ class JobBook:
             self.emit(JobQueued(now, self.ids[j], user, replicable=self.replicable[j]))
 
     def apply_advice(self, advice: dict[str, JobAdvice], index: dict[str, int]) -> None:
-        """Per-job advice (a schedd edit live): re-route the job inside the queue."""
+        """Per-job advice (a schedd edit live): re-route the job inside the queue; none reaches
+        a pool without job edits."""
+        if not self.job_edits:
+            return
         for job_id, adv in advice.items():
             j = index[job_id]
             queued = self.status[j] == QUEUED

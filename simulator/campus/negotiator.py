@@ -156,7 +156,7 @@ class Negotiator:
             # asleep ones too: no awake matching (none free) would draw them (robust-policies.md)
             free = pool.free_awake.live, pool.sleeping.live  # no union: kept is the few
             self._keep(sorted(m for m in kept - stale if m in free[0] or m in free[1]))
-        if answer.jobs and pool.rules.job_edits:  # (live: the schedd sink, pool.edit_jobs)
+        if answer.jobs:
             book.apply_advice(answer.jobs, self.job_index)
         return stale
 

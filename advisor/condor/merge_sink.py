@@ -4,7 +4,9 @@ The negotiator then sees the advice at once, before the hook's next run puts it 
 own ad. A startd update replaces its ad and drops merged attributes, so every publish re-merges
 all current advice (the daemon publishes each cycle); a merge into a missing ad is silently
 ignored by the collector, so only slots the collector knows are merged, offline ones included
-(condor_rooster reads their ``AdvisorPower``). Only ``Advisor*`` attributes are ever sent.
+(condor_rooster reads their ``AdvisorPower``). Only ``Advisor*`` attributes are ever sent. A
+merge the collector refuses (the bindings say only "Failed to advertise") raises ``SinkRefused``,
+which the daemon logs as one line naming the fix.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.condor.attributes import ADVISOR_PREFIX, advice_attributes
+from advisor.ports import SinkRefused
 from plugins.contract.advice import Advice
 
 SlotNames = Callable[[], dict[str, list[str]]]
@@ -45,5 +48,13 @@ class MergeStartdSink:
                 for key, value in attrs.items():
                     ad[key] = value
                 ads.append(ad)
-        if ads:
+        if not ads:
+            return
+        try:
             self.collector.advertise(ads, "MERGE_STARTD_AD")
+        except Exception as error:  # (the bindings raise their own classes, all Exception)
+            raise SinkRefused(
+                f"the collector did not merge the advice of {len(ads)} slot(s): {error}; if "
+                "it is up, the advisor's token needs -authz NEGOTIATOR (deploy/TOKENS.md), "
+                "or set pool.merge: false to publish through the hooks alone"
+            ) from error

@@ -348,6 +348,27 @@ def test_a_schedd_that_refuses_the_edits_is_one_line_in_the_log_with_the_fix(
     assert job_attribute(hosts_pool, cluster, "JobPrio") == {f"{cluster}.0": "0"}
 
 
+def test_a_collector_that_refuses_the_merge_is_one_line_in_the_log_with_the_fix(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # a token without NEGOTIATOR: the collector refuses MERGE_STARTD_AD; the administrator reads
+    # what to do, once, not a traceback every cycle, and the hooks still publish the advice
+    tokens = tmp_path / "tokens.d"
+    tokens.mkdir(mode=0o700)
+    token = tokens / "advisor.token"
+    token.write_text(hosts_pool.token("htcondor-advisor", "READ"))
+    token.chmod(0o600)
+    pool = {"token_file": str(token), "merge": True, "edit_jobs": False}
+    daemon = start_advisor({"ranks": f"{EP1}=1,{EP2}=1"}, pool)
+    said = "publishing to collector-merge failed: the collector did not merge"
+    wait_for(lambda: said in daemon.log(), 30, "the refusal in the advisor's log")
+    wait_for(lambda: hook_published({EP1: 1.0, EP2: 1.0}), 30, "the advice at both hooks")
+    time.sleep(6)  # three more cycles, each refused again
+    log = daemon.log()
+    assert log.count(said) == 1 and "Traceback" not in log
+    assert "-authz NEGOTIATOR" in log
+
+
 def test_a_job_held_until_later_stays_idle_while_the_others_start(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:

@@ -1,11 +1,12 @@
-"""Argument types for the numbers commands take (scales, days, seeds, workers, hours, percents):
-a bad value is argparse's one-line usage error naming the option, not a traceback from deep inside
-a replay."""
+"""Argument types for the numbers commands take (scales, days, seeds, workers, hours, percents)
+and for their output directories: a bad value is argparse's one-line usage error naming the
+option, not a traceback from deep inside a replay (or after it, when its outputs are written)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -51,6 +52,20 @@ def whole_percent(text: str) -> int:
     if not (text.isdigit() and 1 <= int(text) <= 99):
         raise argparse.ArgumentTypeError(f"must be a whole percent from 1 to 99, got {text!r}")
     return int(text)
+
+
+def output_directory(text: str) -> Path:
+    """``--out``: a directory, made when missing; a file in its place is refused before the work
+    whose outputs could then not be written."""
+    path = Path(text)
+    for part in (path, *path.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise argparse.ArgumentTypeError(
+                    f"{part} is a file, not a directory; name a directory (made if missing)"
+                )
+            break
+    return path
 
 
 def comma_list(item: Callable[[str], T]) -> Callable[[str], list[T]]:

@@ -327,3 +327,46 @@ def test_a_bad_number_is_refused_with_its_option_before_any_work(
     err = capsys.readouterr().err
     assert named in err and "Traceback" not in err
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", [["replay", "--scenario", "campus"], ["scenario", "campus"]])
+def test_an_output_directory_that_is_a_file_is_refused_before_any_work(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # a replay once ran its year, then raised FileExistsError writing its outputs
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--days", "1", "--out", str(taken / "run")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--out: {taken} is a file, not a directory" in err and "Traceback" not in err
+    assert taken.read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("option", "text", "said"),
+    [
+        ("--shapes-file", b"small: {machines: [1, 2]\n", ":2:1: not valid YAML"),
+        (
+            "--shapes-file",
+            b"small: {}\nsmall: {}\n",
+            ":2:1: duplicate key 'small' (first at line 1)",
+        ),
+        ("--shapes-file", b"\xff\xfe", ":1:1: not UTF-8 text (byte 0xff); save the file as UTF-8"),
+        ("--scenario-config", b"owners: [\n", ":2:1: not valid YAML"),
+        ("--scenario-config", b"\xffx", ":1:1: not UTF-8 text (byte 0xff)"),
+    ],
+)
+def test_a_broken_scenario_or_shapes_file_is_one_line_naming_the_place(
+    option: str, text: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # both are written by hand, as the daemon's configuration is, and read by the same parser
+    path = tmp_path / "mine.yaml"
+    path.write_bytes(text)
+    argv = ["replay", "--scenario", "campus", option, str(path), "--days", "1", "--scale", "0.05"]
+    shape = ["--shape", "small"] if option == "--shapes-file" else []
+    assert main([*argv, *shape, "--out", str(tmp_path / "out")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"error: {path}{said}" in lines[0]
+    assert not (tmp_path / "out").exists()

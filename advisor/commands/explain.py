@@ -91,9 +91,9 @@ def from_state(directory: Path, machine: str) -> dict[str, Any]:
 def policy_says(state: dict[str, Any], machine: str) -> tuple[dict[str, Any] | None, str | None]:
     """The policy's ``explain`` of the machine, the policy rebuilt from the snapshot as the daemon
     resumes it; or None and why it could not be."""
-    from advisor.daemon.config_file import one_line
     from plugins.contract.policy import MachineInfo, PolicyContext
     from plugins.contract.registry import policy_class
+    from plugins.contract.yaml_text import one_line
 
     saved = state["policy"]
     if "options" not in saved:

@@ -6,10 +6,9 @@ import argparse
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor.arg_types import hours_as_seconds, whole_percent
+from advisor.arg_types import hours_as_seconds, output_directory, whole_percent
 from advisor.commands.sources_args import add_source_args, source_spec
 
 if TYPE_CHECKING:
@@ -22,7 +21,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     add_source_args(parser)
     parser.add_argument("--policy", default="random", help="a policy serving the campus model")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
-    parser.add_argument("--out", type=Path, required=True, help="directory for the outputs")
+    parser.add_argument(
+        "--out", type=output_directory, required=True, help="directory for the outputs"
+    )
     parser.add_argument(
         "--wait-bound",
         type=hours_as_seconds,

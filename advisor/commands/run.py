@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor.arg_types import count, positive_number, whole_number
+from advisor.arg_types import count, output_directory, positive_number, whole_number
 from advisor.commands.replay import progress_bar
 
 if TYPE_CHECKING:
@@ -36,7 +36,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state-dir", type=Path, help="override state.directory")
     parser.add_argument("--snapshot-interval", help="override state.snapshot_interval")
     parser.add_argument("--listen", help="override publish.listen (HOST:PORT, port 0: any)")
-    parser.add_argument("--out", type=Path, help="twin: write summary.json and jobs.csv here")
+    parser.add_argument(
+        "--out", type=output_directory, help="twin: write summary.json and jobs.csv here"
+    )
     parser.add_argument(
         "--control-percent", type=int, help="override control.percent (the control group)"
     )

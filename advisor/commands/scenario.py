@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from advisor.arg_types import count, positive_number, whole_number
+from advisor.arg_types import count, output_directory, positive_number, whole_number
 from advisor.commands.sources_args import check_input_files
 
 
@@ -23,7 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--days", type=count, default=365)
     parser.add_argument("--scale", type=positive_number, default=1.0)
     parser.add_argument("--seed", type=whole_number, default=1)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=output_directory, required=True)
     parser.set_defaults(handler=run)
 
 

@@ -11,12 +11,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from advisor.arg_types import output_directory
+
 
 def register(parser: argparse.ArgumentParser) -> None:
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     export = verbs.add_parser("export", help="write machines.yaml, owners.csv and jobs.csv")
     export.add_argument("--state", type=Path, required=True, help="the daemon's state directory")
-    export.add_argument("--out", type=Path, required=True, help="directory for the trace files")
+    export.add_argument(
+        "--out", type=output_directory, required=True, help="directory for the trace files"
+    )
     export.set_defaults(handler=run)
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
-from pathlib import Path
 
-from advisor.arg_types import count
+from advisor.arg_types import count, output_directory
 from advisor.commands.sources_args import add_source_args, source_spec
 from plugins.contract.policy import OptionError
 
@@ -19,7 +18,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="idle-avg", help="an idle-* policy (its options)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
     parser.add_argument("--workers", type=count, help="training processes (default: one per core)")
-    parser.add_argument("--out", type=Path, required=True, help="model store directory")
+    parser.add_argument("--out", type=output_directory, required=True, help="model store directory")
     parser.set_defaults(handler=run)
 
 

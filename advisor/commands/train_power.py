@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 
-from advisor.arg_types import count, whole_number
+from advisor.arg_types import count, output_directory, whole_number
 from advisor.lab.power_logs import add_log_arguments
 from plugins.power.ppo import PpoConfig
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_log_arguments(parser)
-    parser.add_argument("--out", default="runs/power", help="checkpoint and curve directory")
+    parser.add_argument(
+        "--out", type=output_directory, default="runs/power", help="checkpoint and curve directory"
+    )
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=25.0, help="stop after this wall time")
     parser.add_argument("--actors", type=int, default=2, help="days played per iteration")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from advisor.daemon import fields as f
-from advisor.daemon.config_file import one_line
+from plugins.contract.yaml_text import one_line
 
 T = TypeVar("T")
 

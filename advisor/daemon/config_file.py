@@ -1,8 +1,6 @@
-"""Reading the daemon's configuration file: strict UTF-8 YAML whose every error is located.
-
-Kept apart from the key checks so that a parse problem always names the file, line and column,
-and a key given twice is refused instead of YAML silently keeping the last one. ``merge`` lays
-the command line's overrides over what was read, before the keys are checked.
+"""Reading the daemon's configuration file (strict YAML, ``plugins/contract/yaml_text.py``),
+kept apart from the key checks; ``merge`` lays the command line's overrides over what was read,
+before the keys are checked.
 """
 
 from __future__ import annotations
@@ -11,55 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from advisor.daemon import fields as f
-
-
-class DuplicateKeyError(yaml.constructor.ConstructorError):
-    """A mapping names the same key twice (YAML would keep the last one silently)."""
-
-    def __init__(self, key: Any, mark: yaml.Mark, first: yaml.Mark) -> None:
-        super().__init__(None, None, f"duplicate key {key!r}", mark)
-        self.key, self.at, self.first = key, mark, first
-
-
-class StrictLoader(yaml.SafeLoader):
-    """Safe YAML that refuses a key given twice in one mapping and locates every value it cannot
-    construct (a date like 2024-13-45, ``!!int abc``) at its line and column."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, yaml.Mark] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # keys merged in from an anchor may be overridden here
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                first = seen.setdefault(key, key_node.start_mark)
-            except TypeError:
-                continue  # unhashable: the base class says so, at its place
-            if first is not key_node.start_mark:
-                raise DuplicateKeyError(key, key_node.start_mark, first)
-        return super().construct_mapping(node, deep)
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from None
-
-
-def one_line(text: str) -> str:
-    """``text`` with line breaks and other unprintable characters escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def _line_column(data: str | bytes, offset: int) -> tuple[int, int]:
-    """1-based line and column of ``offset`` (characters of a text, bytes of bytes)."""
-    before = data[:offset]
-    newlines = before.count("\n") if isinstance(before, str) else before.count(b"\n")
-    start = before.rfind("\n") if isinstance(before, str) else before.rfind(b"\n")
-    return newlines + 1, offset - start
+from plugins.contract.yaml_text import parse_yaml
 
 
 def read_yaml(path: Path) -> Any:
@@ -71,43 +22,7 @@ def read_yaml(path: Path) -> Any:
         raise f.ConfigError(
             f"{path}: cannot read ({exc.strerror or exc}); give the path of a readable YAML file"
         ) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line, column = _line_column(data, exc.start)
-        raise f.ConfigError(
-            f"{path}:{line}:{column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-            "save the file as UTF-8"
-        ) from None
-    try:
-        return yaml.load(text, Loader=StrictLoader)  # a SafeLoader
-    except DuplicateKeyError as exc:
-        mark = exc.at
-        raise f.ConfigError(
-            f"{path}:{mark.line + 1}:{mark.column + 1}: duplicate key {one_line(repr(exc.key))} "
-            f"(first at line {exc.first.line + 1}); keep one of them"
-        ) from None
-    except yaml.reader.ReaderError as exc:  # no mark: where is the position in the text
-        line, column = _line_column(text, exc.position)
-        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "a character"
-        raise f.ConfigError(
-            f"{path}:{line}:{column}: not valid YAML (unprintable character {char}); delete it, "
-            "or write it as an escape like \\x07 inside double quotes"
-        ) from None
-    except yaml.MarkedYAMLError as exc:
-        marked = exc.problem_mark or exc.context_mark
-        where = f"{path}:{marked.line + 1}:{marked.column + 1}" if marked else str(path)
-        problem = one_line(exc.problem or exc.context or "syntax error")
-        raise f.ConfigError(
-            f"{where}: not valid YAML ({problem}); correct it there (quote text that YAML "
-            "reads as something else)"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise f.ConfigError(f"{path}: not valid YAML ({one_line(str(exc))})") from None
-    except RecursionError:
-        raise f.ConfigError(
-            f"{path}: not valid YAML (nested too deeply); a configuration needs a few levels"
-        ) from None
+    return parse_yaml(data, str(path))
 
 
 def merge(raw: Any, overrides: Mapping[str, Mapping[str, Any]]) -> Any:

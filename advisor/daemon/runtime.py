@@ -15,7 +15,6 @@ from advisor.agent_files import with_agent
 from advisor.daemon.access import Access, exposure_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
-from advisor.daemon.config_file import one_line
 from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.explain import UnknownMachine, explain_machine
 from advisor.daemon.fields import ConfigError
@@ -28,6 +27,7 @@ from advisor.daemon.state_store import UNUSABLE, StateStore
 from advisor.ports import AdviceSink, PoolSource
 from plugins.contract.policy import MachineInfo, Oracle, Policy, PolicyContext
 from plugins.contract.registry import policy_class
+from plugins.contract.yaml_text import one_line
 
 log = logging.getLogger("htcondor_advisor.daemon")
 

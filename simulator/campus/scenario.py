@@ -14,9 +14,9 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from plugins.contract.config_checks import ConfigError
+from plugins.contract.yaml_text import parse_yaml
 from simulator.campus.jobs import generate_jobs
 from simulator.campus.owners import Room, owner_sessions, walkin_base_rate
 from simulator.campus.scenario_config import DAY_KINDS, CampusConfig, Period, parse_campus_config
@@ -37,14 +37,10 @@ log = logging.getLogger(__name__)
 
 def load_campus_config(path: str | Path | None = None) -> CampusConfig:
     """Read and validate a campus description; ``None`` reads the packaged ``campus.yaml``."""
-    if path is None:
-        name, text = "campus.yaml", resources.files(__package__).joinpath("campus.yaml").read_text()
-    else:
-        name, text = str(path), Path(path).read_text()
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{name}: not valid YAML: {exc}") from None
+    name = "campus.yaml" if path is None else str(path)
+    packaged = resources.files(__package__).joinpath("campus.yaml")
+    data = packaged.read_bytes() if path is None else Path(path).read_bytes()
+    raw = parse_yaml(data, name)
     try:
         return parse_campus_config(raw)
     except ConfigError as exc:

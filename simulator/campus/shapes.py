@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from plugins.contract.config_checks import ConfigError, LogNormal
+from plugins.contract.yaml_text import parse_yaml
 from simulator.campus.job_config import AdminRemoval
 from simulator.campus.scenario_config import CampusConfig, Period
 
@@ -41,11 +41,10 @@ SHAPE_SEED = 0x5A9E
 
 def load_shapes(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The named shapes of ``path`` (default: the packaged ``shapes.yaml``), checked."""
-    if path is None:
-        name, text = "shapes.yaml", resources.files(__package__).joinpath("shapes.yaml").read_text()
-    else:
-        name, text = str(path), Path(path).read_text()
-    raw = yaml.safe_load(text)
+    name = "shapes.yaml" if path is None else str(path)
+    packaged = resources.files(__package__).joinpath("shapes.yaml")
+    data = packaged.read_bytes() if path is None else Path(path).read_bytes()
+    raw = parse_yaml(data, name)
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(f"{name}: must map shape names to their ranges")
     return {str(shape): check_shape(spec, f"{name}: {shape}") for shape, spec in raw.items()}

@@ -13,7 +13,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from advisor.arg_types import count, positive_number, whole_number
+from advisor.arg_types import count, output_directory, positive_number, whole_number
 from advisor.lab.idle_training import load_history
 from advisor.lab.parallel import run_parallel
 from advisor.lab.training_map import Map, cached_map, process_map
@@ -40,7 +40,9 @@ def add_campus_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=whole_number, nargs="+", default=[1], help="scenario seeds")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="idle-* option")
     parser.add_argument("--workers", type=count, help="processes (default: one per core)")
-    parser.add_argument("--out", type=Path, required=True, help="directory for CSV and PNG")
+    parser.add_argument(
+        "--out", type=output_directory, required=True, help="directory for CSV and PNG"
+    )
 
 
 @dataclass(frozen=True)

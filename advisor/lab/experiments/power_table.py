@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from advisor.agent_files import shipped_names, with_agent
-from advisor.arg_types import count
+from advisor.arg_types import count, output_directory
 from advisor.lab.experiments.power_day import plot_day
 from advisor.lab.parallel import run_parallel
 from advisor.lab.power_checkpoints import checkpoint_path, shipped_path
@@ -56,7 +56,7 @@ METRICS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_log_arguments(parser, many=True)
-    parser.add_argument("--out", default="out/power-table")
+    parser.add_argument("--out", type=output_directory, default="out/power-table")
     parser.add_argument(
         "--agents", default="runs/power",
         help="where train-power wrote agents (DS falls back to the shipped agent of a log)",

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from advisor.arg_types import comma_list, count, positive_number, whole_number
+from advisor.arg_types import comma_list, count, output_directory, positive_number, whole_number
 from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
@@ -54,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--days", type=count, default=None, help="days to replay (default: a year)")
     parser.add_argument("--workers", type=count, default=None, help="parallel replays (local)")
-    parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNG")
+    parser.add_argument(
+        "--out", type=output_directory, required=True, help="directory for the CSV and PNG"
+    )
     add_executor_arguments(parser)
 
 

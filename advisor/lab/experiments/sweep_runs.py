@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from advisor.arg_types import count, positive_number, whole_number
+from advisor.arg_types import count, output_directory, positive_number, whole_number
 from advisor.lab.sweep.executors import add_executor_arguments, run_all
 from plugins.replicas.qos import QosBound
 from simulator.campus.job_book import DONE
@@ -58,7 +58,9 @@ def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: in
     parser.add_argument(
         "--workers", type=count, default=None, help="parallel replays (default: cores)"
     )
-    parser.add_argument("--out", type=Path, required=True, help="directory for the CSV and PNGs")
+    parser.add_argument(
+        "--out", type=output_directory, required=True, help="directory for the CSV and PNGs"
+    )
     add_executor_arguments(parser)
 
 

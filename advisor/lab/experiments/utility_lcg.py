@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.arg_types import count
+from advisor.arg_types import count, output_directory
 from advisor.lab.experiments.utility_report import (
     plot_cdfs,
     plot_fairness,
@@ -34,7 +34,9 @@ POLICIES = ("fifo", "edf", "utility-sarsa")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--swf", default=DEFAULT_LOG, help="the LCG-2005-1 SWF log")
-    parser.add_argument("--out", default="out/utility-lcg", help="directory for CSV and PNG")
+    parser.add_argument(
+        "--out", type=output_directory, default="out/utility-lcg", help="directory for CSV and PNG"
+    )
     parser.add_argument("--site", type=int, default=DEFAULT_SITE, help="SWF partition (site)")
     parser.add_argument("--processors", type=int, default=100, help="P (paper: 100)")
     parser.add_argument("--jobs", type=counted_jobs, default=6000, help="first jobs of the site")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from advisor.arg_types import count, whole_number
+from advisor.arg_types import count, output_directory, whole_number
 from advisor.lab.experiments.utility_report import (
     plot_cdfs,
     plot_fairness,
@@ -28,7 +28,12 @@ POLICIES = ("fifo", "edf", "sjf", "utility-sarsa")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default="out/utility-synthetic", help="directory for CSV and PNG")
+    parser.add_argument(
+        "--out",
+        type=output_directory,
+        default="out/utility-synthetic",
+        help="directory for CSV and PNG",
+    )
     parser.add_argument("--fractions", default="0.2,0.4,0.5", help="interactive fractions")
     parser.add_argument(
         "--jobs", type=count, default=6000, help="jobs per workload (Table I: 6000)"

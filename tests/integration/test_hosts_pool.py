@@ -526,3 +526,66 @@ def test_control_jobs_start_only_on_the_control_arm_s_machine(
             j: arm_of(j, 50) for j in placed
         }
         hosts_pool.run(CM, "condor_rm", "-all", check=False)
+
+
+EDIT_LOAD = """
+import sys, time
+from advisor.condor.factory import build_condor_pool
+from plugins.contract.advice import Advice, JobAdvice
+cluster, collector, schedd, token = sys.argv[1:]
+_, (sink,) = build_condor_pool({"collector": collector, "schedds": [schedd],
+    "token_file": token, "merge": False, "edit_jobs": True})
+((_, handle),) = sink.schedds()
+began = time.perf_counter()
+idle = handle.query("JobStatus == 1", ["ClusterId", "ProcId"])
+query_s = time.perf_counter() - began
+now = time.time()
+holds = {f"{cluster}.{p}": JobAdvice(hold_until=now + 3600 + p) for p in range(100)}
+began = time.perf_counter()
+sink.publish(Advice(jobs=holds), now)
+holds_s = time.perf_counter() - began
+classes = {f"{cluster}.{p}": JobAdvice(needs_hours=5) for p in range(100, 200)}
+began = time.perf_counter()
+sink.publish(Advice(jobs=classes), now)
+print(len(idle), int(now), query_s, holds_s, time.perf_counter() - began)
+"""
+EDIT_LOAD_JOBS = 2000
+
+
+def test_a_cycle_of_frugals_job_edits_on_a_real_schedd_and_what_it_takes(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # the daemon's edit budget (pool.max_job_edits, 100 a cycle) at its dearest: 100 suspects
+    # kept off until as many different times (a query and an edit each), then 100 jobs classed
+    # alike (one of each), on a queue of 2,000 idle jobs; the figures are printed, not asserted
+    # (start_advisor only for its teardown: the jobs removed)
+    out = hosts_pool.submit(job(600, EDIT_LOAD_JOBS, "requirements = false"))
+    cluster = out.split("submitted to cluster ")[1].split(".")[0]
+    token = editing_token(hosts_pool, tmp_path)
+    collector, schedd = f"{ADDRESSES[CM]}:9618", f"{CM}.{DOMAIN}"
+    script = [*network.inside(CM), sys.executable, "-c", EDIT_LOAD]
+    run = subprocess.run(
+        [*script, cluster, collector, schedd, str(token)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    idle, now, query_s, holds_s, classes_s = run.stdout.split()
+    assert int(idle) == EDIT_LOAD_JOBS
+    rows = hosts_pool.run(CM, "condor_q", cluster, "-af", "ProcId", "AdvisorHoldUntil")
+    held = dict(row.split() for row in rows.splitlines())
+    assert [held[str(p)] for p in range(101)] == [
+        *(str(int(now) + 3600 + p) for p in range(100)),
+        "undefined",
+    ]
+    rows = hosts_pool.run(CM, "condor_q", cluster, "-af", "ProcId", "AdvisorNeedsHours")
+    needs = dict(row.split() for row in rows.splitlines())
+    assert {needs[str(p)] for p in range(100, 200)} == {"5"} and needs["200"] == "undefined"
+    with capsys.disabled():
+        print(
+            f"\nedit load, {idle} idle jobs on the real schedd: one query of them "
+            f"{float(query_s):.3f} s; a cycle of 100 holds to 100 times {float(holds_s):.3f} s "
+            f"({float(holds_s) / float(query_s):.1f} x the query); 100 jobs classed alike "
+            f"{float(classes_s):.3f} s ({float(classes_s) / float(query_s):.1f} x)"
+        )

@@ -7,7 +7,8 @@ implement ``AdviceSink``. The policy host only sees these two protocols.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -60,3 +61,13 @@ class SinkRefused(Exception):
     """The pool refused what a sink sent for a reason its administrator fixes (an identity
     without the right, a missing configuration fragment): the message says what and how, and
     the daemon logs it as one line, not a traceback."""
+
+
+@contextmanager
+def refused_as(what: str, fix: str) -> Iterator[None]:
+    """A call to the bindings inside becomes ``SinkRefused`` when it fails: what was not done,
+    the bindings' reason, and what the administrator changes."""
+    try:
+        yield
+    except Exception as error:  # (the bindings raise their own classes, all Exception)
+        raise SinkRefused(f"{what}: {error}; {fix}") from error

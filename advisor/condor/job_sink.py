@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.ports import SinkRefused
+from advisor.ports import refused_as
 from plugins.contract.advice import Advice
 
 
@@ -49,14 +49,13 @@ def edit_idle(
     idle = schedd.query(idle_jobs_constraint(jobs, owners), ["ClusterId", "ProcId"])
     if not idle:
         return
-    try:
+    with refused_as(
+        f"the schedd did not set {attr} of {len(idle)} idle job(s)",
+        "the advisor's token needs -authz WRITE and its identity must be a queue super user "
+        "with a user record there (deploy/access-point, deploy/TOKENS.md), or set "
+        "pool.edit_jobs: false",
+    ):
         schedd.edit([f"{ad['ClusterId']}.{ad['ProcId']}" for ad in idle], attr, str(value))
-    except Exception as error:  # (the bindings raise their own classes, all Exception)
-        raise SinkRefused(
-            f"the schedd did not set {attr} of {len(idle)} idle job(s): {error}; the advisor's "
-            "token needs -authz WRITE and its identity must be a queue super user with a user "
-            "record there (deploy/access-point, deploy/TOKENS.md), or set pool.edit_jobs: false"
-        ) from error
 
 
 def by_value(pairs: Sequence[tuple[str, int]]) -> dict[int, list[str]]:

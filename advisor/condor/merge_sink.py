@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.condor.attributes import ADVISOR_PREFIX, advice_attributes
-from advisor.ports import SinkRefused
+from advisor.ports import refused_as
 from plugins.contract.advice import Advice
 
 SlotNames = Callable[[], dict[str, list[str]]]
@@ -50,11 +50,9 @@ class MergeStartdSink:
                 ads.append(ad)
         if not ads:
             return
-        try:
+        with refused_as(
+            f"the collector did not merge the advice of {len(ads)} slot(s)",
+            "if it is up, the advisor's token needs -authz NEGOTIATOR (deploy/TOKENS.md), or "
+            "set pool.merge: false to publish through the hooks alone",
+        ):
             self.collector.advertise(ads, "MERGE_STARTD_AD")
-        except Exception as error:  # (the bindings raise their own classes, all Exception)
-            raise SinkRefused(
-                f"the collector did not merge the advice of {len(ads)} slot(s): {error}; if "
-                "it is up, the advisor's token needs -authz NEGOTIATOR (deploy/TOKENS.md), "
-                "or set pool.merge: false to publish through the hooks alone"
-            ) from error

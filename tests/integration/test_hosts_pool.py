@@ -197,16 +197,33 @@ def http_get(prefix: list[str], python: str, url: str) -> tuple[int, str]:
     return int(status), body
 
 
-def editing_token(pool: HostsPool, directory: Path) -> Path:
-    """The advisor's token with WRITE in a private ``tokens.d``, and its user record at the
-    schedd, as deploy/TOKENS.md has an administrator make them for ``pool.edit_jobs``."""
+def private_token(pool: HostsPool, directory: Path, *authz: str) -> Path:
+    """The advisor's token with ``authz`` in a private ``tokens.d`` (deploy/TOKENS.md)."""
     tokens = directory / "tokens.d"
     tokens.mkdir(mode=0o700)
     token = tokens / "advisor.token"
-    token.write_text(pool.token("htcondor-advisor", "READ", "WRITE"))
+    token.write_text(pool.token("htcondor-advisor", *authz))
     token.chmod(0o600)
+    return token
+
+
+def editing_token(pool: HostsPool, directory: Path) -> Path:
+    """The advisor's token with WRITE, and its user record at the schedd, as deploy/TOKENS.md
+    has an administrator make them for ``pool.edit_jobs``."""
+    token = private_token(pool, directory, "READ", "WRITE")
     pool.run(CM, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}", check=False)  # once
     return token
+
+
+def said_once_with_the_fix(daemon: HostedDaemon, said: str, fix: str) -> None:
+    """A sink refused each cycle: one log line that names ``fix``, no traceback, and the hooks
+    still publish the advice."""
+    wait_for(lambda: said in daemon.log(), 30, "the refusal in the advisor's log")
+    wait_for(lambda: hook_published({EP1: 1.0, EP2: 1.0}), 30, "the advice at both hooks")
+    time.sleep(6)  # three more cycles, each refused again
+    log = daemon.log()
+    assert log.count(said) == 1 and "Traceback" not in log
+    assert fix in log
 
 
 def hook_published(ranks: dict[str, float]) -> bool:
@@ -330,21 +347,12 @@ def test_a_schedd_that_refuses_the_edits_is_one_line_in_the_log_with_the_fix(
     # the example configuration edits jobs; an administrator who made the token without WRITE
     # reads what to do, once, not a traceback every cycle, and the advice still reaches the hooks
     cluster = queued_jobs(hosts_pool, job(600, 1, "request_cpus = 1"))
-    tokens = tmp_path / "tokens.d"
-    tokens.mkdir(mode=0o700)
-    token = tokens / "advisor.token"
-    token.write_text(hosts_pool.token("htcondor-advisor", "READ"))
-    token.chmod(0o600)
+    token = private_token(hosts_pool, tmp_path, "READ")
     options = {"ranks": f"{EP1}=1,{EP2}=1", "prios": f"{cluster}.0=9"}
     pool = {"token_file": str(token), "merge": False, "edit_jobs": True}
     daemon = start_advisor(options, pool)
     said = "publishing to schedd-jobprio failed: the schedd did not set JobPrio"
-    wait_for(lambda: said in daemon.log(), 30, "the refusal in the advisor's log")
-    wait_for(lambda: hook_published({EP1: 1.0, EP2: 1.0}), 30, "the advice at both hooks")
-    time.sleep(6)  # three more cycles, each refused again
-    log = daemon.log()
-    assert log.count(said) == 1 and "Traceback" not in log
-    assert "deploy/access-point" in log
+    said_once_with_the_fix(daemon, said, "deploy/access-point")
     assert job_attribute(hosts_pool, cluster, "JobPrio") == {f"{cluster}.0": "0"}
 
 
@@ -353,20 +361,11 @@ def test_a_collector_that_refuses_the_merge_is_one_line_in_the_log_with_the_fix(
 ) -> None:
     # a token without NEGOTIATOR: the collector refuses MERGE_STARTD_AD; the administrator reads
     # what to do, once, not a traceback every cycle, and the hooks still publish the advice
-    tokens = tmp_path / "tokens.d"
-    tokens.mkdir(mode=0o700)
-    token = tokens / "advisor.token"
-    token.write_text(hosts_pool.token("htcondor-advisor", "READ"))
-    token.chmod(0o600)
+    token = private_token(hosts_pool, tmp_path, "READ")
     pool = {"token_file": str(token), "merge": True, "edit_jobs": False}
     daemon = start_advisor({"ranks": f"{EP1}=1,{EP2}=1"}, pool)
     said = "publishing to collector-merge failed: the collector did not merge"
-    wait_for(lambda: said in daemon.log(), 30, "the refusal in the advisor's log")
-    wait_for(lambda: hook_published({EP1: 1.0, EP2: 1.0}), 30, "the advice at both hooks")
-    time.sleep(6)  # three more cycles, each refused again
-    log = daemon.log()
-    assert log.count(said) == 1 and "Traceback" not in log
-    assert "-authz NEGOTIATOR" in log
+    said_once_with_the_fix(daemon, said, "-authz NEGOTIATOR")
 
 
 def test_a_job_held_until_later_stays_idle_while_the_others_start(

@@ -52,6 +52,10 @@ def test_set_passes_an_option_to_one_policy_and_names_a_mistake(
         assert main([*args, "--set", wrong, "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, err
+    for policies, said in (("frugal,nope", "unknown policy 'nope'"), ("edf", "not campus")):
+        assert main([*args, "--policies", policies, "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "x").exists()  # refused before any replay
 
 

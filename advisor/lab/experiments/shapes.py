@@ -13,7 +13,7 @@ from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write
 from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
 from plugins.contract.policy import parse_options
-from plugins.contract.registry import policy_class
+from plugins.contract.registry import policy_class, policy_for
 from simulator.campus.shapes import load_shapes
 from simulator.plotting import figure, legend_outside
 from simulator.trace_model import PARTITIONABLE, SINGLE
@@ -72,7 +72,10 @@ def members(args: argparse.Namespace) -> list[tuple[str, float, int]]:
 def policy_options(
     settings: list[str], policies: list[str]
 ) -> dict[str, tuple[tuple[str, str], ...]]:
-    """``--set POLICY.KEY=VALUE`` as each policy's options, checked before any replay."""
+    """``--set POLICY.KEY=VALUE`` as each policy's options, checked (and the policies' names)
+    before any replay."""
+    for name in policies:
+        policy_for(name, "campus")  # an unknown name, or one that cannot act here: OptionError
     chosen: dict[str, dict[str, str]] = {}
     for item in settings:
         name, _, pair = item.partition(".")

@@ -7,7 +7,9 @@ the central manager reads ``/explain``; jobs go where the advice ranks highest, 
 partitionable slot, a held machine starts nothing, the owner's return evicts both and the daemon
 sees both evictions as the owner's; once the daemon stops, its advice expires and the pool runs
 as without it. With ``pool.edit_jobs``, a queue-ordering advice sets ``JobPrio`` and the jobs
-start in that order. With a control group, each job starts only on its arm's execute point.
+start in that order, a schedd back from a restart gets its edits, a cycle's edits on 2,000 idle
+jobs are timed, and a schedd or collector that refuses is one log line naming the fix. With a
+control group, each job starts only on its arm's execute point.
 """
 
 from __future__ import annotations
@@ -366,6 +368,33 @@ def test_a_collector_that_refuses_the_merge_is_one_line_in_the_log_with_the_fix(
     daemon = start_advisor({"ranks": f"{EP1}=1,{EP2}=1"}, pool)
     said = "publishing to collector-merge failed: the collector did not merge"
     said_once_with_the_fix(daemon, said, "-authz NEGOTIATOR")
+
+
+def test_a_schedd_that_was_down_gets_the_edit_once_it_is_back_and_no_traceback_meanwhile(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # the schedd restarts (an upgrade, a crash) while the advisor edits jobs: the daemon says it
+    # did not answer, lets its advice lapse rather than renew it blind, and the advised JobPrio
+    # is set once the schedd is back
+    cluster = queued_jobs(hosts_pool, job(600, 1, "request_cpus = 1"))
+    token = editing_token(hosts_pool, tmp_path)
+    hosts_pool.run(CM, "condor_off", "-schedd")
+    try:
+        options = {"ranks": f"{EP1}=1,{EP2}=1", "prios": f"{cluster}.0=9"}
+        pool = {"token_file": str(token), "merge": False, "edit_jobs": True}
+        daemon = start_advisor(options, pool)
+        said = f"schedd {CM}.{DOMAIN} did not answer"
+        wait_for(lambda: said in daemon.log(), 30, "the schedd's silence in the advisor's log")
+        time.sleep(6)  # three more cycles without it
+    finally:
+        hosts_pool.run(CM, "condor_on", "-schedd")
+    wait_for(
+        lambda: job_attribute(hosts_pool, cluster, "JobPrio") == {f"{cluster}.0": "9"},
+        60,
+        "the advised JobPrio once the schedd is back",
+    )
+    log = daemon.log()
+    assert "Traceback" not in log and "advice not renewed, it lapses" in log
 
 
 def test_a_job_held_until_later_stays_idle_while_the_others_start(

@@ -19,6 +19,7 @@ import pytest
 from advisor.condor.merge_sink import MergeStartdSink
 from advisor.daemon.board import Posted, hook_lines
 from advisor.daemon.config import check_config
+from advisor.daemon.logs import iso
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon
 from advisor.daemon.schedule import run_live
@@ -436,7 +437,8 @@ class RefusingSink:
         self.why = "no WRITE"
 
     def publish(self, advice: Advice, now: float) -> None:
-        raise SinkRefused(self.why)
+        if self.why:
+            raise SinkRefused(self.why)
 
 
 def test_a_refused_publication_is_one_line_said_again_only_when_it_changes_or_hourly(
@@ -453,12 +455,39 @@ def test_a_refused_publication_is_one_line_said_again_only_when_it_changes_or_ho
         daemon.host.cycle(1180.0)
         daemon.host.cycle(1240.0)
         daemon.host.cycle(1180.0 + 3600.0)
+    with caplog.at_level(logging.INFO):
+        sink.why = ""  # the administrator fixed it
+        daemon.host.cycle(1240.0 + 3600.0)
+        daemon.host.cycle(1300.0 + 3600.0)
     said = [r for r in caplog.records if "publishing to" in r.message]
-    assert [r.message.split(": ", 1)[1] for r in said] == [
+    assert [r.message.split(" failed: ", 1)[-1] for r in said] == [
         "no WRITE",
         "no user record",
         "no user record",
+        "publishing to schedd-jobprio works again",
     ]
     assert all(r.exc_info is None for r in said)  # a line, no traceback
     exposition = daemon.metrics.exposition()
     assert b'advisor_publish_failures_total{sink="schedd-jobprio"} 6.0' in exposition
+
+
+def test_an_outage_is_a_few_lines_in_the_log_not_one_a_cycle(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # half an hour without an answer, a cycle a minute: said when it begins, when the advice
+    # stops being renewed, and when it ends (the metrics count every cycle)
+    daemon, pool = make_daemon(tmp_path, [1000.0])
+    daemon.host.cycle(1000.0)
+    pool.answering = False
+    with caplog.at_level(logging.INFO, logger="htcondor_advisor.host"):
+        for minute in range(1, 31):
+            daemon.host.cycle(1000.0 + 60 * minute)
+        pool.answering = True
+        daemon.host.cycle(2860.0)
+    assert [r.message for r in caplog.records] == [
+        f"pool did not answer at {iso(1060.0)}; advice will lapse if this persists",
+        f"no confirmed view of the pool since {iso(1000.0)}: advice not renewed, it lapses",
+        f"pool answers again at {iso(2860.0)}",
+        f"advice renewed again at {iso(2860.0)}",
+    ]
+    assert b"advisor_advice_stale 0.0" in daemon.metrics.exposition()

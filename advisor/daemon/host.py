@@ -22,6 +22,7 @@ from typing import Any
 from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
+from advisor.daemon.recurring import Recurring
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource, SinkRefused
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice
@@ -70,13 +71,14 @@ class PolicyHost:
         self.cycles = 0
         self.healthy = True
         """Whether the last poll of the pool answered."""
+        self.unanswered_since: float | None = None
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
         self.unknown_machine_events = 0
         """Events naming a machine the pool never showed (not fed: no policy can place there)."""
         self.unpublished_said: set[str] = set()
-        self.refusals_said: dict[str, tuple[str, float]] = {}
-        """Per sink, the refusal last logged and when (``_say_refused``)."""
+        self.recurring = Recurring(log)
+        """An outage or a refusal is said when it begins, changes or an hour on, and ends."""
         self.control: ControlGroup | None = None
         """The control group's accounting and guard (``control.percent`` > 0)."""
 
@@ -104,10 +106,13 @@ class PolicyHost:
             self.join(obs.machines)
             self._feed(obs.events)  # what did answer is real, even when a schedd did not
             if not obs.healthy:
-                log.warning(
-                    "pool did not answer at %s; advice will lapse if this persists", iso(now)
-                )
+                self.unanswered_since = self.unanswered_since or now
+                since = iso(self.unanswered_since)
+                text = f"pool did not answer at {since}; advice will lapse if this persists"
+                self.recurring.say("pool", text, now)
                 return False
+            self.unanswered_since = None
+            self.recurring.ended("pool", f"pool answers again at {iso(now)}")
             self.view = obs.view
             self.confirmed_at = now
             self.metrics.last_observation = now
@@ -170,13 +175,11 @@ class PolicyHost:
             stale = self.stale(now)
             self.metrics.advice_stale.set(1 if stale else 0)
             if stale:
-                log.warning(
-                    "no confirmed view of the pool since %s: advice not renewed, it lapses",
-                    "start"
-                    if self.confirmed_at is None
-                    else f"{iso(self.confirmed_at)} ({now - self.confirmed_at:.0f} s ago)",
-                )
+                since = "start" if self.confirmed_at is None else iso(self.confirmed_at)
+                text = f"no confirmed view of the pool since {since}: advice not renewed, it lapses"
+                self.recurring.say("stale", text, now)
                 return Advice()
+            self.recurring.ended("stale", f"advice renewed again at {iso(now)}")
             view = self.standing.ask(self.view)
             split = self.control.split if self.control is not None else None
             self.decided = self.policy.advise(split.ask(view) if split else view, now)
@@ -203,21 +206,15 @@ class PolicyHost:
             for sink in self.sinks:
                 try:
                     sink.publish(advice, now)
+                    self.recurring.ended(sink.name, f"publishing to {sink.name} works again")
                 except SinkRefused as refused:  # the administrator's to fix: said, not traced
                     self.metrics.publish_failures.labels(sink.name).inc()
-                    self._say_refused(sink.name, str(refused), now)
+                    text = f"publishing to {sink.name} failed: {refused}"
+                    self.recurring.say(sink.name, text, now, logging.ERROR)
                 except Exception:
                     self.metrics.publish_failures.labels(sink.name).inc()
                     log.exception("publishing to %s failed", sink.name)
             return advice
-
-    def _say_refused(self, sink: str, why: str, now: float) -> None:
-        """Once, then again only when the reason changes or an hour has passed: a refusal
-        recurs every cycle until someone fixes it (advisor_publish_failures_total counts all)."""
-        said = self.refusals_said.get(sink)
-        if said is None or said[0] != why or now - said[1] >= 3600.0:
-            self.refusals_said[sink] = (why, now)
-            log.error("publishing to %s failed: %s", sink, why)
 
     def _count_unpublished(self, decided: Advice) -> None:
         """Group advice reaches no sink, job advice only the opt-in schedd sink

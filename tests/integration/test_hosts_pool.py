@@ -373,9 +373,9 @@ def test_a_collector_that_refuses_the_merge_is_one_line_in_the_log_with_the_fix(
 def test_a_schedd_that_was_down_gets_the_edit_once_it_is_back_and_no_traceback_meanwhile(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:
-    # the schedd restarts (an upgrade, a crash) while the advisor edits jobs: the daemon says it
-    # did not answer, lets its advice lapse rather than renew it blind, and the advised JobPrio
-    # is set once the schedd is back
+    # the schedd restarts (an upgrade, a crash) while the advisor edits jobs: the daemon says
+    # once that it did not answer, lets its advice lapse rather than renew it blind, and the
+    # advised JobPrio is set once the schedd is back
     cluster = queued_jobs(hosts_pool, job(600, 1, "request_cpus = 1"))
     token = editing_token(hosts_pool, tmp_path)
     hosts_pool.run(CM, "condor_off", "-schedd")
@@ -388,13 +388,17 @@ def test_a_schedd_that_was_down_gets_the_edit_once_it_is_back_and_no_traceback_m
         time.sleep(6)  # three more cycles without it
     finally:
         hosts_pool.run(CM, "condor_on", "-schedd")
-    wait_for(
-        lambda: job_attribute(hosts_pool, cluster, "JobPrio") == {f"{cluster}.0": "9"},
-        60,
-        "the advised JobPrio once the schedd is back",
-    )
+
+    def advised() -> bool:
+        try:
+            return job_attribute(hosts_pool, cluster, "JobPrio") == {f"{cluster}.0": "9"}
+        except RuntimeError:  # condor_q before the schedd has advertised itself again
+            return False
+
+    wait_for(advised, 60, "the advised JobPrio once the schedd is back")
     log = daemon.log()
-    assert "Traceback" not in log and "advice not renewed, it lapses" in log
+    assert "Traceback" not in log and log.count("advice not renewed, it lapses") == 1
+    assert log.count("pool did not answer at") == 1 and "pool answers again at" in log
 
 
 def test_a_job_held_until_later_stays_idle_while_the_others_start(

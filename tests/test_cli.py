@@ -370,3 +370,27 @@ def test_a_broken_scenario_or_shapes_file_is_one_line_naming_the_place(
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and f"error: {path}{said}" in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["explain", "--url", "cm:9681", "m"], "--url: expected http://HOST:PORT, got 'cm:9681'"),
+        (
+            ["train-idle", "--scenario", "campus", "--days", "3", "--scale", "0.05"]
+            + ["--until", "2010-07", "--out", "x"],
+            "--until 2010-07: the trace ends before it (in 2010-01)",
+        ),
+    ],
+)
+def test_an_address_or_month_out_of_reach_is_one_line(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture
+) -> None:
+    # both were tracebacks: urllib's "unknown url type", numpy's IndexError on a machine that
+    # had no owner in a window past the trace's end
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err

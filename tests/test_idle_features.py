@@ -61,6 +61,13 @@ def test_history_from_trace_matches_the_replay() -> None:
     assert list(direct.reboots) == list(_replayed_history().reboots)
 
 
+def test_a_machine_no_owner_used_reboots_every_day() -> None:
+    # a room nobody entered in the window (a closed lab, a short trace) once raised IndexError
+    none = np.empty(0)
+    history = history_from_sessions(none, none, MONDAY, MONDAY + 3 * DAY, 3.0)
+    assert [t - MONDAY for t in history.reboots] == [3 * H, DAY + 3 * H, 2 * DAY + 3 * H]
+
+
 def test_open_period_has_no_target_yet() -> None:
     history = _replayed_history()
     cut = MONDAY + 2 * DAY + 5 * H  # Wednesday's 03:00 period is still running

@@ -31,10 +31,19 @@ class Unknown(ConfigError):
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("machine")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--url", default="http://127.0.0.1:9681", help="a running daemon")
+    where.add_argument(
+        "--url", type=daemon_url, default="http://127.0.0.1:9681", help="a running daemon"
+    )
     where.add_argument("--state-dir", type=Path, help="read the newest snapshot instead")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=run)
+
+
+def daemon_url(text: str) -> str:
+    """``--url``: an http(s) address, refused at once otherwise (``cm:9681`` lacks its scheme)."""
+    if urllib.parse.urlsplit(text).scheme not in ("http", "https"):
+        raise argparse.ArgumentTypeError(f"expected http://HOST:PORT, got {text!r}")
+    return text
 
 
 def from_daemon(url: str, machine: str) -> dict[str, Any]:

@@ -59,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
         trace.terms = _terms(args.term)
     if until <= trace.start:
         raise OptionError(f"--until {args.until}: the trace starts later; no history to train on")
+    if until > trace.end:
+        last = datetime.fromtimestamp(trace.end, UTC).strftime("%Y-%m")
+        raise OptionError(
+            f"--until {args.until}: the trace ends before it (in {last}), and the months after "
+            f"would be learned as owners' absence; choose a month up to {last}"
+        )
     policy = build_policy(
         args.policy,
         trace,

@@ -95,7 +95,7 @@ def history_from_sessions(
     days = np.arange(first, until, DAY)
     ins, outs, _ = history.columns()
     pos = np.searchsorted(ins, days, side="right") - 1
-    busy = (pos >= 0) & (outs[np.maximum(pos, 0)] > days)
+    busy = (pos >= 0) & (outs[np.maximum(pos, 0)] > days) if len(outs) else days < -np.inf
     if np.isfinite(history.open_login):
         busy |= days >= history.open_login
     history.reboots.extend(days[~busy].tolist())

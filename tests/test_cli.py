@@ -377,7 +377,19 @@ def test_a_broken_scenario_or_shapes_file_is_one_line_naming_the_place(
     [
         (["explain", "--url", "cm:9681", "m"], "--url: expected http://HOST:PORT, got 'cm:9681'"),
         (
-            "train-idle --scenario campus --days 3 --scale 0.05 --until 2010-07 --out x".split(),
+            [
+                "train-idle",
+                "--scenario",
+                "campus",
+                "--days",
+                "3",
+                "--scale",
+                "0.05",
+                "--until",
+                "2010-07",
+                "--out",
+                "x",
+            ],
             "--until 2010-07: the trace ends before it (in 2010-01)",
         ),
     ],

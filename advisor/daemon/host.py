@@ -72,6 +72,7 @@ class PolicyHost:
         self.healthy = True
         """Whether the last poll of the pool answered."""
         self.unanswered_since: float | None = None
+        """When the pool first did not answer, while it still does not."""
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
         self.unknown_machine_events = 0

@@ -52,11 +52,19 @@ def test_set_passes_an_option_to_one_policy_and_names_a_mistake(
         assert main([*args, "--set", wrong, "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, err
-    for policies, said in (("frugal,nope", "unknown policy 'nope'"), ("edf", "not campus")):
-        assert main([*args, "--policies", policies, "--out", str(tmp_path / "x")]) == 2
+    agentless = ["--policies", "or-ppo", "--set", "or-ppo.agent=/nope.npz"]
+    for wrong, said in (
+        (["--policies", "frugal,nope"], "unknown policy 'nope'"),
+        (["--policies", "edf"], "not campus"),
+        (agentless, "agent '/nope.npz': no such file and no shipped agent of that name"),
+    ):
+        assert main([*args, *wrong, "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "x").exists()  # refused before any replay
+    # a shipped agent by its name is read for each replay, as replay --set agent=nasa does
+    shipped = ["--policies", "or-ppo", "--set", "or-ppo.agent=nasa", "--out", str(tmp_path / "a")]
+    assert main([*args, *shipped]) == 0
 
 
 def test_no_job_edits_replays_the_policies_and_not_the_baselines_without_them(

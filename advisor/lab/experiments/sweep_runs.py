@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from advisor.agent_files import with_agent
 from advisor.arg_types import count, output_directory, positive_number, whole_number
 from advisor.lab.sweep.executors import add_executor_arguments, run_all
 from plugins.replicas.qos import QosBound
@@ -86,7 +87,8 @@ def campus(
 def run_task(task: Task) -> dict[str, Any]:
     """Replay one task; its labels plus the summary's figures (and the monthly energy)."""
     trace = campus(task.scale, task.days, task.seed, task.replicable, task.slots, task.shape)
-    policy = build_policy(task.policy, trace, dict(task.options), seed=task.seed)
+    options = with_agent(task.policy, dict(task.options))  # agent=nasa: the file's contents
+    policy = build_policy(task.policy, trace, options, seed=task.seed)
     rules = PoolRules(wait_bound_s=task.wait_bound_s, job_edits=task.job_edits)
     result = replay(trace, policy, seed=task.seed, rules=rules)
     s = summarize(result)

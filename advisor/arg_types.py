@@ -23,6 +23,17 @@ def positive_number(text: str) -> float:
     return value
 
 
+def number(text: str) -> float:
+    """A finite number (``--epsilons``, ``--sigmas``: the policy checks its own range)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}")
+    return value
+
+
 def count(text: str) -> int:
     """A whole number from 1 (``--days``, ``--workers``)."""
     if not (text.isdigit() and int(text) >= 1):

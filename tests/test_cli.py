@@ -315,6 +315,8 @@ def test_utility_lcg_refuses_a_job_count_that_leaves_nothing_counted(
         (["experiment", "shapes", "--seeds", "1,x"], "--seeds: must be a whole number"),
         (["experiment", "shapes", "--days", "0"], "--days: must be a whole number from 1"),
         (["scenario", "campus", "--scale", "-1"], "--scale: must be a number above 0"),
+        (["experiment", "epsilon-sigma", "--epsilons", "0.1,abc"], "--epsilons: must be a number"),
+        (["experiment", "history", "--sizes", "10,0"], "--sizes: must be a whole number from 1"),
     ],
 )
 def test_a_bad_number_is_refused_with_its_option_before_any_work(
@@ -392,13 +394,22 @@ def test_a_broken_scenario_or_shapes_file_is_one_line_naming_the_place(
             ],
             "--until 2010-07: the trace ends before it (in 2010-01)",
         ),
+        (
+            ["experiment", "idle-accuracy", "--scale", "0.02", "--days", "10", "--out", "x"],
+            "--days 10: no month boundary inside the window",
+        ),
     ],
 )
 def test_an_address_or_month_out_of_reach_is_one_line(
-    argv: list[str], said: str, capsys: pytest.CaptureFixture
+    argv: list[str],
+    said: str,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    # both were tracebacks: urllib's "unknown url type", numpy's IndexError on a machine that
-    # had no owner in a window past the trace's end
+    monkeypatch.chdir(tmp_path)  # (--out x)
+    # all were tracebacks: urllib's "unknown url type", numpy's IndexError on a machine that
+    # had no owner in a window past the trace's end, matplotlib's on a figure with no month
     try:
         code = main(argv)
     except SystemExit as stop:

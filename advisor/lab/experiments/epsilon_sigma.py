@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from advisor.arg_types import comma_list, number
 from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
@@ -29,13 +30,12 @@ METRICS = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_campus_arguments(parser, scale=0.1, days=None)
     parser.add_argument("--policy", default="bandit-cluster")
-    parser.add_argument("--epsilons", default="0.01,0.05,0.1,0.2,0.3")
-    parser.add_argument("--sigmas", default="0,0.2,0.4,0.6,0.8,1")
+    parser.add_argument("--epsilons", type=comma_list(number), default="0.01,0.05,0.1,0.2,0.3")
+    parser.add_argument("--sigmas", type=comma_list(number), default="0,0.2,0.4,0.6,0.8,1")
 
 
 def run(args: argparse.Namespace) -> int:
-    eps = [float(x) for x in args.epsilons.split(",")]
-    sig = [float(x) for x in args.sigmas.split(",")]
+    eps, sig = args.epsilons, args.sigmas
     camp = {"scale": args.scale, "days": args.days, "seed": args.seed}
     tasks = [Task("random", **camp)]
     for e in eps:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from advisor.arg_types import comma_list, count
 from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
@@ -22,14 +23,14 @@ HELP = "reward history: all, last:N, gaussian:N (paper 000 figures 18-19)"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_campus_arguments(parser, scale=0.1, days=None)
-    parser.add_argument("--sizes", default="10,100,1000")
+    parser.add_argument("--sizes", type=comma_list(count), default="10,100,1000")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
 
 
 def run(args: argparse.Namespace) -> int:
     camp = {"scale": args.scale, "days": args.days, "seed": args.seed}
     extra = tuple(tuple(kv.split("=", 1)) for kv in args.set)
-    histories = ["all"] + [f"{k}:{n}" for k in ("last", "gaussian") for n in args.sizes.split(",")]
+    histories = ["all"] + [f"{k}:{n}" for k in ("last", "gaussian") for n in args.sizes]
     tasks = [Task("random", **camp)] + [
         Task("bandit-cluster", (("history", h), *extra), labels=(("history", h),), **camp)
         for h in histories

@@ -22,6 +22,7 @@ from advisor.lab.experiments.idle_runs import (
     training_rows,
     write_csv,
 )
+from plugins.contract.config_checks import ConfigError
 
 NAME = "idle-accuracy"
 HELP = "figure 7 (r2 per month) and figure 6 (overhead vs energy) of paper 004 on the campus"
@@ -45,6 +46,11 @@ def _read_table(path: Path) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     runs = [monthly_accuracy(seed, args) for seed in args.seeds]
     accuracy = [{"seed": r["seed"], **a} for r in runs for a in r["accuracy"]]
+    if not accuracy:
+        raise ConfigError(
+            f"--days {args.days}: no month boundary inside the window to retrain at and score "
+            "the month after; figure 7 needs more than a month (e.g. --days 62)"
+        )
     paths = [
         write_csv(args.out / "accuracy.csv", accuracy),
         write_csv(args.out / "training.csv", training_rows(runs)),

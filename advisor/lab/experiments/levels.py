@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from advisor.arg_types import comma_list, number
 from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
@@ -24,8 +25,8 @@ PICKS = ("lowest overhead", "lowest energy", "matched overhead")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_campus_arguments(parser, scale=0.1, days=None)
-    parser.add_argument("--epsilons", default="0.01,0.1,0.2")
-    parser.add_argument("--sigmas", default="0.4,0.8")
+    parser.add_argument("--epsilons", type=comma_list(number), default="0.01,0.1,0.2")
+    parser.add_argument("--sigmas", type=comma_list(number), default="0.4,0.8")
 
 
 def pick(rows: list[dict], how: str, random_overhead: float) -> dict:
@@ -40,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
     camp = {"scale": args.scale, "days": args.days, "seed": args.seed}
     tasks = [Task("random", **camp)]
     for level in LEVELS:
-        for e in args.epsilons.split(","):
-            for s in args.sigmas.split(","):
-                opts = (("epsilon", e), ("sigma", s))
-                labels = (("epsilon", float(e)), ("sigma", float(s)))
+        for e in args.epsilons:
+            for s in args.sigmas:
+                opts = (("epsilon", str(e)), ("sigma", str(s)))
+                labels = (("epsilon", e), ("sigma", s))
                 tasks.append(Task(level, opts, labels=labels, **camp))
     rows = run_tasks(tasks, args, NAME)
     base = baseline(rows)

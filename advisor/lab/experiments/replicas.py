@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from advisor.arg_types import comma_list, number
 from advisor.lab.experiments.sweep_runs import (
     Task,
     add_campus_arguments,
@@ -23,7 +24,12 @@ HELP = "fixed replica counts and the replica bandit's state spaces (paper 003 fi
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_campus_arguments(parser, scale=0.05, days=None)
-    parser.add_argument("--fractions", default="0.2,0.5", help="replicable share of the jobs")
+    parser.add_argument(
+        "--fractions",
+        type=comma_list(number),
+        default="0.2,0.5",
+        help="replicable share of the jobs",
+    )
     parser.add_argument("--penalties", default="wasted,contender")
     parser.add_argument("--delta", default="0.5")
     parser.add_argument("--qos", default="within-hour")
@@ -49,7 +55,7 @@ def variants(args: argparse.Namespace) -> list[Variant]:
 
 
 def run(args: argparse.Namespace) -> int:
-    fractions = [float(f) for f in args.fractions.split(",")]
+    fractions = args.fractions
     camp = {"scale": args.scale, "days": args.days, "seed": args.seed}
     tasks = [
         Task(policy, opts, replicable=f, labels=(("fraction", f), ("variant", label)), **camp)

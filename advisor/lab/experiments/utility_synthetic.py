@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from advisor.arg_types import count, output_directory, whole_number
+from advisor.arg_types import comma_list, count, number, output_directory, whole_number
 from advisor.lab.experiments.utility_report import (
     plot_cdfs,
     plot_fairness,
@@ -34,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="out/utility-synthetic",
         help="directory for CSV and PNG",
     )
-    parser.add_argument("--fractions", default="0.2,0.4,0.5", help="interactive fractions")
+    parser.add_argument(
+        "--fractions", type=comma_list(number), default="0.2,0.4,0.5", help="interactive fractions"
+    )
     parser.add_argument(
         "--jobs", type=count, default=6000, help="jobs per workload (Table I: 6000)"
     )
@@ -49,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def trials(args: argparse.Namespace) -> list[Trial]:
     extra = dict(item.split("=", 1) for item in args.set)
     out = []
-    for fraction in (float(f) for f in args.fractions.split(",")):
+    for fraction in args.fractions:
         for feasible in (True, False):
             build = {"interactive_fraction": fraction, "feasible": feasible, "jobs": args.jobs}
             for policy in POLICIES:

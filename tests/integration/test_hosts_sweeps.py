@@ -166,4 +166,4 @@ def test_a_failing_task_ends_the_sweep_with_its_error(pool: HostsPool) -> None:
     assert run.returncode == 2
     (line,) = [x for x in run.stderr.splitlines() if x.startswith("htcondor-advisor")]
     assert "4 of 5 tasks failed" in line
-    assert "option sigma='-1': must be between 0 and 1" in line
+    assert "option sigma='-1.0': must be between 0 and 1" in line

@@ -5,6 +5,7 @@ option, not a traceback from deep inside a replay (or after it, when its outputs
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -12,25 +13,25 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def positive_number(text: str) -> float:
-    """A number above 0 (``--scale``: a pool shrunk to nothing has nothing to replay)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
-    return value
-
-
 def number(text: str) -> float:
     """A finite number (``--epsilons``, ``--sigmas``: the policy checks its own range)."""
     try:
         value = float(text)
     except ValueError:
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
+        value = math.nan
+    if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """A number above 0 (``--scale``: a pool shrunk to nothing has nothing to replay)."""
+    try:
+        value = number(text)
+    except argparse.ArgumentTypeError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
     return value
 
 

@@ -12,6 +12,7 @@ import datetime as dt
 import logging
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,12 +36,19 @@ __all__ = ["CampusConfig", "ConfigError", "generate_campus", "load_campus_config
 log = logging.getLogger(__name__)
 
 
+def read_yaml(path: str | Path | None, packaged: str) -> tuple[str, Any]:
+    """The user's YAML file ``path``, else the one packaged here (``campus.yaml``,
+    ``shapes.yaml``), strictly parsed; and its name for messages."""
+    if path is None:
+        return packaged, parse_yaml(
+            resources.files(__package__).joinpath(packaged).read_bytes(), packaged
+        )
+    return str(path), parse_yaml(Path(path).read_bytes(), str(path))
+
+
 def load_campus_config(path: str | Path | None = None) -> CampusConfig:
     """Read and validate a campus description; ``None`` reads the packaged ``campus.yaml``."""
-    name = "campus.yaml" if path is None else str(path)
-    packaged = resources.files(__package__).joinpath("campus.yaml")
-    data = packaged.read_bytes() if path is None else Path(path).read_bytes()
-    raw = parse_yaml(data, name)
+    name, raw = read_yaml(path, "campus.yaml")
     try:
         return parse_campus_config(raw)
     except ConfigError as exc:

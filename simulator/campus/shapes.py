@@ -12,15 +12,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from plugins.contract.config_checks import ConfigError, LogNormal
-from plugins.contract.yaml_text import parse_yaml
 from simulator.campus.job_config import AdminRemoval
+from simulator.campus.scenario import read_yaml
 from simulator.campus.scenario_config import CampusConfig, Period
 
 LOG_UNIFORM = (
@@ -41,10 +40,7 @@ SHAPE_SEED = 0x5A9E
 
 def load_shapes(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The named shapes of ``path`` (default: the packaged ``shapes.yaml``), checked."""
-    name = "shapes.yaml" if path is None else str(path)
-    packaged = resources.files(__package__).joinpath("shapes.yaml")
-    data = packaged.read_bytes() if path is None else Path(path).read_bytes()
-    raw = parse_yaml(data, name)
+    name, raw = read_yaml(path, "shapes.yaml")
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(f"{name}: must map shape names to their ranges")
     return {str(shape): check_shape(spec, f"{name}: {shape}") for shape, spec in raw.items()}

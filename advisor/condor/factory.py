@@ -9,16 +9,19 @@ keyboard idle below which the owner counts as present [900]; ``watts`` {active, 
 for machines without an ``AdvisorMachineType`` [Normal: 57/40/2]; ``types`` watts per
 ``AdvisorMachineType``. The daemon adds (``advisor.commands.run.live_pool_settings``):
 ``state_dir`` where the journal for ``trace export`` goes [none: no journal];
-``advice_lifetime_s`` [3600]; ``policy`` label for ``AdvisorPolicy`` ["unknown"].
+``advice_lifetime_s`` [3600]; ``policy`` label for ``AdvisorPolicy`` ["unknown"]. Every call to
+the collector and the schedds runs in a child process and waits at most ``call_timeout_s`` [30]
+(``advisor.condor.bounded_calls``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from advisor.condor.bounded_calls import BoundedCalls, RemoteCollector, RemoteSchedd
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
 from advisor.condor.job_sink import ScheddJobSink
 from advisor.condor.journal import Journal
@@ -100,16 +103,17 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
     token_file = config.get("token_file")
     token = read_token(Path(token_file)) if token_file else None
     address = collector_address(config["collector"])
-    collector = htcondor2.Collector(address)
+    calls = BoundedCalls(float(config.get("call_timeout_s", 30.0)), child_params(config))
+    collector = RemoteCollector(calls, address)
 
     def query_startds() -> list[Any]:
         return collector.query(htcondor2.AdTypes.Startd, projection=list(STARTD_PROJECTION))
 
-    def reader(name: str) -> ScheddReader:
-        def connect() -> Any:
-            return htcondor2.Schedd(collector.locate(htcondor2.DaemonTypes.Schedd, name))
+    def locate(name: str) -> RemoteSchedd:
+        return RemoteSchedd(calls, collector.locate(htcondor2.DaemonTypes.Schedd, name))
 
-        return ScheddReader(name, connect, Backoff(f"schedd {name}"))
+    def reader(name: str) -> ScheddReader:
+        return ScheddReader(name, lambda: locate(name), Backoff(f"schedd {name}"))
 
     def discover() -> list[ScheddReader]:
         located = collector.query(htcondor2.AdTypes.Schedd, projection=["Name"])
@@ -136,38 +140,43 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
     if config.get("merge", token is not None) and token is not None:
         sinks.append(
             MergeStartdSink(
-                collector=htcondor2.Collector(address, htcondor2.SecurityContext(token=token)),
+                collector=RemoteCollector(calls, address, token),
                 slots=lambda: source.slot_names,
                 policy=str(config.get("policy", "unknown")),
                 lifetime_s=float(config.get("advice_lifetime_s", 3600.0)),
             )
         )
     if config.get("edit_jobs"):
-        sinks.append(job_sink(htcondor2, collector, config, token_file, source))
+        sinks.append(job_sink(htcondor2, collector, locate, config, source))
     return source, sinks
+
+
+def child_params(config: Mapping[str, Any]) -> dict[str, str]:
+    """HTCondor configuration for the calls' process. Schedd connections cannot be given a token
+    the way the collector's can, so for the job edits the token's own directory becomes that
+    process's ``SEC_TOKEN_DIRECTORY`` (the advisor's ``tokens.d`` of deploy/TOKENS.md: its
+    tokens only)."""
+    token_file = config.get("token_file")
+    if config.get("edit_jobs") and token_file:
+        return {"SEC_TOKEN_DIRECTORY": str(Path(token_file).parent)}
+    return {}
 
 
 def job_sink(
     htcondor2: Any,
-    collector: Any,
+    collector: RemoteCollector,
+    locate: Callable[[str], RemoteSchedd],
     config: Mapping[str, Any],
-    token_file: str | None,
     source: CondorPoolSource,
 ) -> ScheddJobSink:
-    """The ``JobPrio`` and ``AdvisorPriorHours`` sink. Schedd connections cannot be given a
-    token the way the collector's can, so the token's own directory becomes the process's
-    ``SEC_TOKEN_DIRECTORY`` (the advisor's ``tokens.d`` of deploy/TOKENS.md: its tokens only)."""
-    if token_file:
-        htcondor2.param["SEC_TOKEN_DIRECTORY"] = str(Path(token_file).parent)
+    """The ``JobPrio``, ``AdvisorHoldUntil`` and ``AdvisorPriorHours`` sink, on the schedds
+    named (every schedd the collector knows when none)."""
     names = config.get("schedds") or []
 
     def schedds() -> list[tuple[str, Any]]:
         located = names or [str(ad["Name"]) for ad in collector.query(
             htcondor2.AdTypes.Schedd, projection=["Name"])]  # fmt: skip
-        return [
-            (name, htcondor2.Schedd(collector.locate(htcondor2.DaemonTypes.Schedd, name)))
-            for name in located
-        ]
+        return [(name, locate(name)) for name in located]
 
     return ScheddJobSink(
         schedds,

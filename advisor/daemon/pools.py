@@ -112,6 +112,11 @@ CONDOR_KEYS = {
         900,
         "keyboard idle below which the owner is present",
     ),
+    "call_timeout_s": Key(
+        lambda v, p: f.duration(v, p, lo=1.0, hi=600.0),
+        30,
+        "longest wait for one collector or schedd call",
+    ),
     "edit_jobs": Key(
         f.boolean, False, "edit JobPrio, AdvisorHoldUntil and AdvisorPriorHours of idle jobs"
     ),

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from advisor.cli import main
+from advisor.condor.bounded_calls import BoundedCalls, RemoteCollector, RemoteSchedd
 from advisor.condor.factory import build_condor_pool
 from advisor.condor.retry import Backoff
 
@@ -56,3 +60,55 @@ def test_a_pool_sweep_without_a_schedd_is_one_line(
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("htcondor-advisor experiment: error: --executor condor: cannot reach")
     assert "--schedd" in line
+
+
+@contextlib.contextmanager
+def silent_daemon() -> Iterator[int]:
+    """A port on loopback that accepts connections and never answers: a daemon that hangs
+    (a stopped process, a deadlock), which the bindings wait on holding the GIL."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield listener.getsockname()[1]
+
+
+def test_a_hung_collector_or_schedd_costs_the_deadline_and_never_freezes_the_daemon() -> None:
+    # a real call through the bindings: the daemon's other threads (the hooks' endpoint) run
+    # while it waits, it ends at the deadline with the daemon named, and the next call works
+    import classad2
+    import htcondor2
+
+    calls = BoundedCalls(deadline_s=3.0)
+    ticks = 0
+    done = threading.Event()
+
+    def endpoint() -> None:
+        nonlocal ticks
+        while not done.wait(0.01):
+            ticks += 1
+
+    with silent_daemon() as port:
+        thread = threading.Thread(target=endpoint)
+        thread.start()
+        collector = RemoteCollector(calls, f"127.0.0.1:{port}")
+        with pytest.raises(
+            TimeoutError, match=f"collector 127.0.0.1:{port} did not answer within 3 s"
+        ):
+            collector.query(htcondor2.AdTypes.Startd, projection=["Name"])
+        done.set()
+        thread.join()
+        assert ticks > 100  # the other thread ran through most of the 3 s (the GIL was free)
+        version = "$CondorVersion: 25.0.0 2025-01-01 $"  # as a located schedd ad has it
+        address = f"<127.0.0.1:{port}>"
+        location = classad2.ClassAd(
+            {"Name": "hung", "MyAddress": address, "CondorVersion": version}
+        )
+        schedd = RemoteSchedd(calls, location)
+        with pytest.raises(TimeoutError, match="schedd hung did not answer within 3 s"):
+            schedd.edit(["1.0"], "JobPrio", "1")  # the bindings' own wait here has no end
+    with socket.socket() as sock:  # then nobody listens: the bindings' own error, in time
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(RuntimeError, match="Failed communication with collector"):
+        RemoteCollector(calls, f"127.0.0.1:{port}").query(htcondor2.AdTypes.Startd, ["Name"])
+    calls.stop()

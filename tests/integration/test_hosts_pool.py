@@ -59,6 +59,11 @@ class HostedDaemon(DaemonProcess):
     """``htcondor-advisor run`` on the central manager: in its namespace, on the listen address
     of its configuration (the shipped ``0.0.0.0:9681``)."""
 
+    def __init__(self, args: list[str]) -> None:
+        self.started = time.time()
+        """Advice at a hook made before this is another advisor's (``hook_published``)."""
+        super().__init__(args)
+
     def command(self, args: list[str]) -> list[str]:
         return [*network.inside(CM), sys.executable, "-m", "advisor.cli", "run", *args]
 
@@ -221,18 +226,23 @@ def said_once_with_the_fix(daemon: HostedDaemon, said: str, fix: str) -> None:
     """A sink refused each cycle: one log line that names ``fix``, no traceback, and the hooks
     still publish the advice."""
     wait_for(lambda: said in daemon.log(), 30, "the refusal in the advisor's log")
-    wait_for(lambda: hook_published({EP1: 1.0, EP2: 1.0}), 30, "the advice at both hooks")
+    fresh = {EP1: 1.0, EP2: 1.0}
+    wait_for(lambda: hook_published(fresh, daemon.started), 30, "the advice at both hooks")
     time.sleep(6)  # three more cycles, each refused again
     log = daemon.log()
     assert log.count(said) == 1 and "Traceback" not in log
     assert fix in log
 
 
-def hook_published(ranks: dict[str, float]) -> bool:
-    by_machine = {ad["Machine"]: ad for ad in slot_ads(["AdvisorRank", "AdvisorPolicy"])}
+def hook_published(ranks: dict[str, float], since: float) -> bool:
+    """Whether each machine's slot ads carry ``ranks`` from advice made at ``since`` or later:
+    the last test's advisor left its own, lapsed or still fresh, which may have the same ranks."""
+    projection = ["AdvisorRank", "AdvisorPolicy", "AdvisorUpdated"]
+    by_machine = {ad["Machine"]: ad for ad in slot_ads(projection)}
     return all(
         by_machine.get(m, {}).get("AdvisorRank") == r
         and by_machine[m].get("AdvisorPolicy") == "fixed-advice/1"
+        and by_machine[m].get("AdvisorUpdated", 0) >= int(since)
         for m, r in ranks.items()
     )
 
@@ -244,9 +254,10 @@ def test_advice_crosses_the_network_to_the_hooks_and_only_to_them(
     line = f"htcondor-advisor-hook: no advice from {ADVISOR}: "
     for ep in hosts_pool.names:
         wait_for(lambda ep=ep: line in hosts_pool.log(ep, "StartLog"), 30, f"{ep}'s log line")
-    start_advisor({"ranks": f"{EP1}=9,{EP2}=1"})
+    daemon = start_advisor({"ranks": f"{EP1}=9,{EP2}=1"})
     # no token and no merge: the ranks in the collector came through each execute point's hook
-    wait_for(lambda: hook_published({EP1: 9.0, EP2: 1.0}), 60, "both hooks' advice")
+    ranks = {EP1: 9.0, EP2: 1.0}
+    wait_for(lambda: hook_published(ranks, daemon.started), 60, "both hooks' advice")
     ep1 = hosts_pool.command("ep1", [])
     status, body = http_get(ep1, "python3", f"{ADVISOR}/advice/{EP1}")
     assert status == 200 and "AdvisorRank = 9.0" in body
@@ -271,7 +282,8 @@ def test_jobs_follow_the_advice_share_a_slot_and_leave_together_with_the_owner(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:
     daemon = start_advisor({"ranks": f"{EP1}=9,{EP2}=1", "hold": EP2})
-    wait_for(lambda: hook_published({EP1: 9.0, EP2: 1.0}), 60, "both hooks' advice")
+    ranks = {EP1: 9.0, EP2: 1.0}
+    wait_for(lambda: hook_published(ranks, daemon.started), 60, "both hooks' advice")
     hosts_pool.submit(job(600, 3, "request_cpus = 1"))
     # two one-core jobs at once on ep1's two-core partitionable slot, the highest ranked
     two = wait_for(lambda: len(jobs := running_on(hosts_pool)) == 2 and jobs, 60, "two jobs")
@@ -311,11 +323,13 @@ def queued_jobs(hosts_pool: HostsPool, description: str) -> str:
 
 def start_editing_advisor(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path, options: dict[str, str], *policy: str
-) -> None:
+) -> HostedDaemon:
     """The advisor with ``pool.edit_jobs``, as the identity an administrator makes for it (WRITE
     for its edits, a queue super user: deploy/access-point)."""
     token = editing_token(hosts_pool, tmp_path)
-    start_advisor(options, {"token_file": str(token), "merge": False, "edit_jobs": True}, *policy)
+    return start_advisor(
+        options, {"token_file": str(token), "merge": False, "edit_jobs": True}, *policy
+    )
 
 
 def job_attribute(hosts_pool: HostsPool, cluster: str, name: str) -> dict[str, str]:
@@ -408,7 +422,11 @@ def test_a_job_held_until_later_stays_idle_while_the_others_start(
     # AdvisorHoldUntil and ADVISOR_ALLOWS keeps it off a free machine while the advice is fresh
     cluster = queued_jobs(hosts_pool, job(600, 2, "request_cpus = 1"))
     options = {"ranks": f"{EP1}=1,{EP2}=1", "holds": f"{cluster}.0=3600"}
-    start_editing_advisor(hosts_pool, start_advisor, tmp_path, options)
+    daemon = start_editing_advisor(hosts_pool, start_advisor, tmp_path, options)
+    fresh = {EP1: 1.0, EP2: 1.0}  # the hold counts while the machine's advice is fresh
+    wait_for(
+        lambda: hook_published(fresh, daemon.started), 30, "this advisor's advice at both hooks"
+    )
 
     def held() -> dict[str, str] | None:
         until = job_attribute(hosts_pool, cluster, "AdvisorHoldUntil")
@@ -421,7 +439,9 @@ def test_a_job_held_until_later_stays_idle_while_the_others_start(
     started = wait_for(lambda: running_on(hosts_pool), 60, "a job")
     assert list(started) == [f"{cluster}.1"]
     time.sleep(10)  # five more negotiation cycles with a core free: the held job stays idle
-    assert list(running_on(hosts_pool)) == [f"{cluster}.1"]
+    ads = slot_ads(["AdvisorExpires", "AdvisorUpdated"])
+    why = f"slot ads {ads}; the advisor's log:\n{daemon.log()}"
+    assert list(running_on(hosts_pool)) == [f"{cluster}.1"], why
 
 
 def test_edf_orders_the_live_queue_by_the_jobs_runtime_bounds(

@@ -415,6 +415,48 @@ def test_a_schedd_that_was_down_gets_the_edit_once_it_is_back_and_no_traceback_m
     assert log.count("pool did not answer at") == 1 and "pool answers again at" in log
 
 
+def schedd_pid() -> int:
+    """The central manager's condor_schedd (the namespaces share the process table)."""
+    (pid,) = [
+        p.name for p in Path("/proc").iterdir() if p.name.isdigit() and comm(p) == "condor_schedd"
+    ]
+    return int(pid)
+
+
+def comm(process: Path) -> str:
+    with contextlib.suppress(OSError):
+        return (process / "comm").read_text().strip()
+    return ""
+
+
+def test_a_schedd_that_hangs_costs_a_deadline_and_the_hooks_are_answered_meanwhile(
+    hosts_pool: HostsPool, start_advisor: Any
+) -> None:
+    # a stopped schedd accepts connections and never answers; the bindings would wait 20 s a
+    # query holding the GIL, the endpoint frozen with them (docs/live-daemon.md). Each call ends
+    # at pool.call_timeout_s instead, and ep1's hook is answered throughout
+    daemon = start_advisor({"ranks": f"{EP1}=1,{EP2}=1"}, {"call_timeout_s": 3})
+    fresh = {EP1: 1.0, EP2: 1.0}
+    wait_for(lambda: hook_published(fresh, daemon.started), 30, "the advice at both hooks")
+    before = hosts_pool.log("ep1", "StartLog").count("htcondor-advisor-hook:")
+    ep1 = hosts_pool.command("ep1", [])
+    pid = schedd_pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        said = f"schedd {CM}.{DOMAIN} did not answer within 3 s"
+        answers = []
+        for _ in range(8):  # about 16 s: several cycles, each waiting on the schedd
+            answers.append(http_get(ep1, "python3", f"{ADVISOR}/advice/{EP1}")[0])
+            time.sleep(2)
+        assert said in daemon.log(), daemon.log()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert answers == [200] * 8
+    assert hosts_pool.log("ep1", "StartLog").count("htcondor-advisor-hook:") == before
+    wait_for(lambda: "pool answers again" in daemon.log(), 60, "the schedd answering again")
+    assert "Traceback" not in daemon.log()
+
+
 def test_a_job_held_until_later_stays_idle_while_the_others_start(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:

@@ -93,15 +93,16 @@ class BoundedCalls:
         own errors (their message kept)."""
         with self._lock:
             conn = self._started()
-            conn.send((spec, method, args, kwargs))
-            if not conn.poll(self.deadline_s):
+            try:
+                conn.send((spec, method, args, kwargs))
+                reply = conn.recv() if conn.poll(self.deadline_s) else None
+            except (OSError, EOFError):  # the child died (killed, out of memory): a new one next
+                self.stop()
+                raise RuntimeError(f"{what}: the process making the call ended") from None
+            if reply is None:
                 self.stop()
                 raise TimeoutError(f"{what} did not answer within {self.deadline_s:g} s")
-            try:
-                status, value = conn.recv()
-            except EOFError:  # the child died (killed, out of memory)
-                self.stop()
-                raise RuntimeError(f"{what}: the call's process ended") from None
+        status, value = reply
         if status == "error":
             raise RuntimeError(value)
         return value

@@ -109,6 +109,13 @@ def test_a_hung_collector_or_schedd_costs_the_deadline_and_never_freezes_the_dae
     with socket.socket() as sock:  # then nobody listens: the bindings' own error, in time
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    nobody = RemoteCollector(calls, f"127.0.0.1:{port}")
     with pytest.raises(RuntimeError, match="Failed communication with collector"):
-        RemoteCollector(calls, f"127.0.0.1:{port}").query(htcondor2.AdTypes.Startd, ["Name"])
+        nobody.query(htcondor2.AdTypes.Startd, ["Name"])
+    calls._child.kill()  # the process making the calls dies (out of memory, killed)
+    calls._child.join()
+    with pytest.raises(RuntimeError, match="the process making the call ended"):
+        nobody.query(htcondor2.AdTypes.Startd, ["Name"])
+    with pytest.raises(RuntimeError, match="Failed communication with collector"):
+        nobody.query(htcondor2.AdTypes.Startd, ["Name"])  # a new one made it
     calls.stop()

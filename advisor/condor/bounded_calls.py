@@ -3,11 +3,12 @@
 The ``htcondor2`` bindings hold the GIL while they wait on the network, so one call to a daemon
 that accepts and never answers froze the whole advisor: the advice endpoint the hooks read, the
 metrics, the snapshots and the signal handlers (a schedd query gives up after 20 s, a collector
-query after ``QUERY_TIMEOUT``, 60 s, and a job edit never: docs/architecture.md). Here every
-call runs in one child process; the daemon waits on a pipe, which releases the GIL, for at most
+query after ``QUERY_TIMEOUT``, 60 s, and a job edit never: docs/live-daemon.md). Here every call
+runs in one child process; the daemon waits on a pipe, which releases the GIL, for at most
 ``deadline_s``. A call past its deadline kills the child (the next call starts another) and
-raises ``TimeoutError`` naming what did not answer, which the daemon handles as any other pool
-failure. This is how HTCondor's adstash bounds its schedd queries, with a process pool.
+raises ``TimeoutError``, which the daemon handles as any other pool failure; the caller names the
+daemon (``schedd S did not answer (no answer within 30 s, pool.call_timeout_s)``). HTCondor's
+adstash bounds its schedd queries the same way, with a process pool.
 
 Handles are described by picklable specs, so the child makes its own ``Collector`` and
 ``Schedd`` objects; ClassAds pickle, and history iterators are read to the end in the child.
@@ -87,10 +88,9 @@ class BoundedCalls:
             self._child.join()
             self._child = None
 
-    def call(self, what: str, spec: Spec, method: str, *args: Any, **kwargs: Any) -> Any:
-        """``method(*args, **kwargs)`` of the handle ``spec``; ``what`` names the daemon in the
-        errors. Raises ``TimeoutError`` past the deadline, ``RuntimeError`` for the bindings'
-        own errors (their message kept)."""
+    def call(self, spec: Spec, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``method(*args, **kwargs)`` of the handle ``spec``. Raises ``TimeoutError`` past the
+        deadline, ``RuntimeError`` for the bindings' own errors (their message kept)."""
         with self._lock:
             conn = self._started()
             try:
@@ -98,10 +98,10 @@ class BoundedCalls:
                 reply = conn.recv() if conn.poll(self.deadline_s) else None
             except (OSError, EOFError):  # the child died (killed, out of memory): a new one next
                 self.stop()
-                raise RuntimeError(f"{what}: the process making the call ended") from None
+                raise RuntimeError("the process making the call ended") from None
             if reply is None:
                 self.stop()
-                raise TimeoutError(f"{what} did not answer within {self.deadline_s:g} s")
+                raise TimeoutError(f"no answer within {self.deadline_s:g} s, pool.call_timeout_s")
         status, value = reply
         if status == "error":
             raise RuntimeError(value)
@@ -114,16 +114,15 @@ class RemoteCollector:
     def __init__(self, calls: BoundedCalls, address: str, token: str | None = None) -> None:
         self.calls = calls
         self.spec: Spec = ("collector", address, token)
-        self.what = f"collector {address}"
 
     def query(self, ad_type: Any, projection: list[str]) -> list[Any]:
-        return self.calls.call(self.what, self.spec, "query", ad_type, projection=projection)
+        return self.calls.call(self.spec, "query", ad_type, projection=projection)
 
     def locate(self, daemon_type: Any, name: str) -> Any:
-        return self.calls.call(self.what, self.spec, "locate", daemon_type, name)
+        return self.calls.call(self.spec, "locate", daemon_type, name)
 
     def advertise(self, ads: list[Any], command: str) -> None:
-        self.calls.call(self.what, self.spec, "advertise", ads, command)
+        self.calls.call(self.spec, "advertise", ads, command)
 
 
 class RemoteSchedd:
@@ -132,15 +131,12 @@ class RemoteSchedd:
     def __init__(self, calls: BoundedCalls, location: Any) -> None:
         self.calls = calls
         self.spec: Spec = ("schedd", location)
-        self.what = f"schedd {location.get('Name', '?')}"
 
     def query(self, constraint: str, projection: list[str]) -> list[Any]:
-        return self.calls.call(self.what, self.spec, "query", constraint, projection)
+        return self.calls.call(self.spec, "query", constraint, projection)
 
     def edit(self, jobs: list[str], attr: str, value: str) -> None:
-        self.calls.call(self.what, self.spec, "edit", jobs, attr, value)
+        self.calls.call(self.spec, "edit", jobs, attr, value)
 
     def jobEpochHistory(self, projection: list[str], since: str | None) -> list[Any]:
-        return self.calls.call(
-            self.what, self.spec, "jobEpochHistory", projection=projection, since=since
-        )
+        return self.calls.call(self.spec, "jobEpochHistory", projection=projection, since=since)

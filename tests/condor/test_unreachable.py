@@ -91,9 +91,7 @@ def test_a_hung_collector_or_schedd_costs_the_deadline_and_never_freezes_the_dae
         thread = threading.Thread(target=endpoint)
         thread.start()
         collector = RemoteCollector(calls, f"127.0.0.1:{port}")
-        with pytest.raises(
-            TimeoutError, match=f"collector 127.0.0.1:{port} did not answer within 3 s"
-        ):
+        with pytest.raises(TimeoutError, match=r"no answer within 3 s, pool\.call_timeout_s"):
             collector.query(htcondor2.AdTypes.Startd, projection=["Name"])
         done.set()
         thread.join()
@@ -104,7 +102,7 @@ def test_a_hung_collector_or_schedd_costs_the_deadline_and_never_freezes_the_dae
             {"Name": "hung", "MyAddress": address, "CondorVersion": version}
         )
         schedd = RemoteSchedd(calls, location)
-        with pytest.raises(TimeoutError, match="schedd hung did not answer within 3 s"):
+        with pytest.raises(TimeoutError, match="no answer within 3 s"):
             schedd.edit(["1.0"], "JobPrio", "1")  # the bindings' own wait here has no end
     with socket.socket() as sock:  # then nobody listens: the bindings' own error, in time
         sock.bind(("127.0.0.1", 0))

@@ -443,7 +443,7 @@ def test_a_schedd_that_hangs_costs_a_deadline_and_the_hooks_are_answered_meanwhi
     pid = schedd_pid()
     os.kill(pid, signal.SIGSTOP)
     try:
-        said = f"schedd {CM}.{DOMAIN} did not answer within 3 s"
+        said = f"schedd {CM}.{DOMAIN} did not answer (no answer within 3 s, pool.call_timeout_s)"
         answers = []
         for _ in range(8):  # about 16 s: several cycles, each waiting on the schedd
             answers.append(http_get(ep1, "python3", f"{ADVISOR}/advice/{EP1}")[0])

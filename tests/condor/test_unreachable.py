@@ -74,7 +74,7 @@ def silent_daemon() -> Iterator[int]:
 
 def test_a_hung_collector_or_schedd_costs_the_deadline_and_never_freezes_the_daemon() -> None:
     # a real call through the bindings: the daemon's other threads (the hooks' endpoint) run
-    # while it waits, it ends at the deadline with the daemon named, and the next call works
+    # while it waits, it ends at the deadline naming the key to raise, and the next call works
     import classad2
     import htcondor2
 

@@ -57,6 +57,7 @@ def test_set_passes_an_option_to_one_policy_and_names_a_mistake(
         (["--policies", "frugal,nope"], "unknown policy 'nope'"),
         (["--policies", "edf"], "not campus"),
         (agentless, "agent '/nope.npz': no such file and no shipped agent of that name"),
+        (["--policies", "or-ppo"], "--set or-ppo.agent: policy 'or-ppo' needs a trained agent"),
     ):
         assert main([*args, *wrong, "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from advisor.agent_files import with_agent
+from advisor.agent_files import missing_agent, with_agent
 from advisor.arg_types import comma_list, count, output_directory, positive_number, whole_number
 from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
@@ -90,6 +90,10 @@ def policy_options(
     for name, options in chosen.items():
         parse_options(policy_class(name), options)  # an unknown key or bad value: OptionError
         with_agent(name, options)  # an agent file that cannot be read: said now, not mid-run
+    for name in policies:  # a policy that runs an agent and was given none: said now too
+        problem = missing_agent(name, chosen.get(name, {}))
+        if problem:
+            raise ConfigError(f"--set {name}.agent: {problem}")
     return {name: tuple(sorted(options.items())) for name, options in chosen.items()}
 
 

@@ -1,6 +1,7 @@
 """Argument types for the numbers commands take (scales, days, seeds, workers, hours, percents)
-and for their output directories: a bad value is argparse's one-line usage error naming the
-option, not a traceback from deep inside a replay (or after it, when its outputs are written)."""
+and for their output directories, and the check of their input files: a bad value is a one-line
+error naming the option, not a traceback from deep inside a replay (or after it, when its
+outputs are written)."""
 
 from __future__ import annotations
 
@@ -91,3 +92,24 @@ def comma_list(item: Callable[[str], T]) -> Callable[[str], list[T]]:
 
     parse.__name__ = f"list of {item.__name__}"
     return parse
+
+
+OPEN_ERRORS = {
+    FileNotFoundError: ("no such file", "check the path"),
+    IsADirectoryError: ("is a directory", "name a file inside it"),
+    PermissionError: ("permission denied", "make it readable for this user"),
+}
+
+
+def unreadable(path: Path) -> str | None:
+    """What stops an input file from being read, and the fix (None: it opens). Checked before
+    any work: a reader deep inside would raise an ``OSError`` naming neither option nor fix."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        what, fix = OPEN_ERRORS.get(type(exc), (exc.strerror or str(exc), "check the file"))
+        if isinstance(exc, FileNotFoundError) and not path.is_absolute():
+            fix += f" (relative to {Path.cwd()})"
+        return f"{what}: {path}; {fix}"
+    return None

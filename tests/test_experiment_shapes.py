@@ -79,3 +79,35 @@ def test_no_job_edits_replays_the_policies_and_not_the_baselines_without_them(
     with (tmp_path / "shapes_runs.csv").open() as fh:
         edits = {r["policy"]: r["job_edits"] for r in csv.DictReader(fh)}
     assert edits == {"random": "True", "crystal": "True", "frugal": "False"}
+
+
+def test_a_shapes_file_of_the_users_own_is_replayed_and_a_missing_one_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an administrator judges a policy on pools shaped like theirs: the file's ranges reach the
+    # replays (an empty shape is the bundled campus, so it must give campus's figures exactly)
+    args = ["experiment", "shapes", "--scales", "0.03", "--seeds", "1", "--days", "7"]
+    args += ["--policies", "frugal", "--workers", "1"]
+    shapes = tmp_path / "mine.yaml"
+    shapes.write_text("copy: {}\nsmall-night-owls: {machines: 300, owner_intensity: 2.0}\n")
+
+    def random_mwh(out: Path) -> dict[str, str]:
+        with (out / "shapes_runs.csv").open() as fh:
+            return {
+                r["shape"]: r["total_mwh"] for r in csv.DictReader(fh) if r["policy"] == "random"
+            }
+
+    assert main([*args, "--shapes", "campus", "--out", str(tmp_path / "campus")]) == 0
+    assert main([*args, "--shapes-file", str(shapes), "--out", str(tmp_path / "mine")]) == 0
+    bundled, mine = random_mwh(tmp_path / "campus"), random_mwh(tmp_path / "mine")
+    assert set(mine) == {"copy", "small-night-owls"}
+    assert mine["copy"] == bundled["campus"]
+    assert mine["small-night-owls"] != bundled["campus"]
+    capsys.readouterr()
+    missing = [*args, "--shapes-file", "nope.yaml", "--out", str(tmp_path / "x")]
+    assert main(missing) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        f"--shapes-file: no such file: nope.yaml; check the path (relative to {Path.cwd()})"
+    ), err
+    assert not (tmp_path / "x").exists()

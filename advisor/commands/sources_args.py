@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor.arg_types import count, positive_number, whole_number
+from advisor.arg_types import count, positive_number, unreadable, whole_number
 
 if TYPE_CHECKING:
     from simulator.sources import SourceSpec
@@ -15,11 +15,6 @@ SLOT_LAYOUTS = ("single", "partitionable")
 """``simulator.trace_model.SLOT_LAYOUTS``, written out: ``--help`` stays free of numpy."""
 INPUT_FILES = ("scenario_config", "shapes_file", "machines", "owners", "jobs", "swf", "fta")
 """The options that name a file to read, by their ``args`` attribute."""
-OPEN_ERRORS = {
-    FileNotFoundError: ("no such file", "check the path"),
-    IsADirectoryError: ("is a directory", "name a file inside it"),
-    PermissionError: ("permission denied", "make it readable for this user"),
-}
 
 
 def add_source_args(parser: argparse.ArgumentParser) -> None:
@@ -81,12 +76,6 @@ def check_input_files(args: argparse.Namespace) -> None:
         path = getattr(args, name, None)
         if path is None:
             continue
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as exc:
-            what, fix = OPEN_ERRORS.get(type(exc), (exc.strerror or str(exc), "check the file"))
-            if isinstance(exc, FileNotFoundError) and not Path(path).is_absolute():
-                fix += f" (relative to {Path.cwd()})"
-            option = "--" + name.replace("_", "-")
-            raise SourceError(f"{option}: {what}: {path}; {fix}") from None
+        problem = unreadable(path)
+        if problem:
+            raise SourceError(f"--{name.replace('_', '-')}: {problem}")

@@ -5,11 +5,19 @@ share of the achievable saving, (random - policy) / (random - crystal)."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
 from advisor.agent_files import missing_agent, with_agent
-from advisor.arg_types import comma_list, count, output_directory, positive_number, whole_number
+from advisor.arg_types import (
+    comma_list,
+    count,
+    output_directory,
+    positive_number,
+    unreadable,
+    whole_number,
+)
 from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
@@ -30,6 +38,10 @@ of the achievable saving."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shapes", default="all", help="shape names, comma-separated, or all")
+    parser.add_argument(
+        "--shapes-file", type=Path, default=None,
+        help="YAML of your own pool shapes (default: the shipped ones; docs/shapes.md)",
+    )  # fmt: skip
     parser.add_argument("--policies", default="frugal,bandit-cluster", help="besides the two")
     parser.add_argument(
         "--set", action="append", default=[], metavar="POLICY.KEY=VALUE",
@@ -61,13 +73,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_executor_arguments(parser)
 
 
-def members(args: argparse.Namespace) -> list[tuple[str, float, int]]:
-    known = load_shapes()
+def members(args: argparse.Namespace) -> list[tuple[str, str, float, int]]:
+    """(shape, its ranges as JSON when from ``--shapes-file``, scale, seed) per member."""
+    problem = args.shapes_file and unreadable(args.shapes_file)
+    if problem:
+        raise ConfigError(f"--shapes-file: {problem}")
+    known = load_shapes(args.shapes_file)
     names = list(known) if args.shapes == "all" else args.shapes.split(",")
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ConfigError(f"--shapes: unknown {unknown[0]!r}; available: {', '.join(known)}")
-    return [(n, scale, seed) for n in names for scale in args.scales for seed in args.seeds]
+    specs = {n: json.dumps(known[n]) if args.shapes_file else "" for n in names}
+    return [
+        (n, specs[n], scale, seed) for n in names for scale in args.scales for seed in args.seeds
+    ]
 
 
 def policy_options(
@@ -143,10 +162,11 @@ def run(args: argparse.Namespace) -> int:
             seed=seed,
             slots=args.slots,
             shape=shape,
+            shape_spec=spec,
             wait_bound_s=bound,
             job_edits=not args.no_job_edits or policy in BASELINES,
         )
-        for shape, scale, seed in members(args)
+        for shape, spec, scale, seed in members(args)
         for policy in [*BASELINES, *policies]
     ]
     rows = run_tasks(tasks, args, NAME)

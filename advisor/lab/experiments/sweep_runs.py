@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -45,6 +46,9 @@ class Task:
     """How every machine takes jobs (docs/slots.md)."""
     shape: str = "campus"
     """The pool shape (``simulator/campus/shapes.yaml``) whose member ``seed`` draws."""
+    shape_spec: str = ""
+    """The shape's ranges as JSON when they come from the user's ``--shapes-file`` (they travel
+    with the task to an execute point); empty: the packaged shape of that name."""
     wait_bound_s: float | None = None
     """The starvation bound (``--wait-bound``; None: none, as the papers ran)."""
     job_edits: bool = True
@@ -73,8 +77,10 @@ def campus(
     replicable: float,
     slots: str = SINGLE,
     shape: str = "campus",
+    shape_spec: str = "",
 ) -> Trace:
-    config = shape_member(load_campus_config(None), load_shapes()[shape], seed)
+    spec = json.loads(shape_spec) if shape_spec else load_shapes()[shape]
+    config = shape_member(load_campus_config(None), spec, seed)
     if replicable:
         config = replace(config, jobs=replace(config.jobs, replicable_fraction=replicable))
     trace = generate_campus(config, days=days or 365, scale=scale, seed=seed)
@@ -86,7 +92,9 @@ def campus(
 
 def run_task(task: Task) -> dict[str, Any]:
     """Replay one task; its labels plus the summary's figures (and the monthly energy)."""
-    trace = campus(task.scale, task.days, task.seed, task.replicable, task.slots, task.shape)
+    trace = campus(
+        task.scale, task.days, task.seed, task.replicable, task.slots, task.shape, task.shape_spec
+    )
     options = with_agent(task.policy, dict(task.options))  # agent=nasa: the file's contents
     policy = build_policy(task.policy, trace, options, seed=task.seed)
     rules = PoolRules(wait_bound_s=task.wait_bound_s, job_edits=task.job_edits)

@@ -53,13 +53,13 @@ def test_set_passes_an_option_to_one_policy_and_names_a_mistake(
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, err
     agentless = ["--policies", "or-ppo", "--set", "or-ppo.agent=/nope.npz"]
-    for wrong, said in (
+    for given, said in (
         (["--policies", "frugal,nope"], "unknown policy 'nope'"),
         (["--policies", "edf"], "not campus"),
         (agentless, "agent '/nope.npz': no such file and no shipped agent of that name"),
         (["--policies", "or-ppo"], "--set or-ppo.agent: policy 'or-ppo' needs a trained agent"),
     ):
-        assert main([*args, *wrong, "--out", str(tmp_path / "x")]) == 2
+        assert main([*args, *given, "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "x").exists()  # refused before any replay
@@ -111,3 +111,21 @@ def test_a_shapes_file_of_the_users_own_is_replayed_and_a_missing_one_refused(
         f"--shapes-file: no such file: nope.yaml; check the path (relative to {Path.cwd()})"
     ), err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_summary_names_a_member_whose_longest_wait_passes_randoms_by_more_than_the_bound() -> (
+    None
+):
+    from advisor.lab.experiments.shapes import waits_past_random
+
+    def member(seed: int, longest: float) -> dict[str, object]:
+        return {"shape": "unseen", "scale": 0.25, "seed": seed, "overhead_max_min": longest,
+                "random_overhead_max_min": 4258.0}  # fmt: skip
+
+    # a day's bound and one negotiation cycle: 4258 + 1440 + 1 is the most a member may reach
+    within, beyond = member(1, 4258.0 + 1441.0), member(8, 6576.0)
+    assert waits_past_random([within], 24.0).endswith("bound: none")
+    assert waits_past_random([within, beyond], 24.0).endswith(
+        "bound: unseen 0.25 seed 8 by 2318 min"
+    )
+    assert waits_past_random([beyond], 0.0) == ""  # no bound asked, nothing to hold it to

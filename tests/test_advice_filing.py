@@ -16,7 +16,7 @@ from plugins.contract.advice import (
     PowerAdvice,
     with_ranks,
 )
-from plugins.contract.ledger import AdviceLedger, is_neutral
+from plugins.contract.ledger import AdviceLedger, Filed, is_neutral
 from plugins.contract.policy import Policy, PolicyContext, PoolView
 from simulator.campus import advice_groups
 from simulator.campus.advice_groups import AdviceGroups
@@ -74,7 +74,7 @@ def test_equal_advice_objects_share_a_group_even_after_the_memory_is_trimmed(
         awake.add(m)
     row = (1.0, 2.0)
     groups.refile([0, 1], [MachineAdvice(rank_by_prior_hours=row)] * 2)
-    others = [MachineAdvice(rank=float(i)) for i in range(2, 40)]  # forces trims
+    others: list[Filed] = [MachineAdvice(rank=float(i)) for i in range(2, 40)]  # forces trims
     groups.refile(list(range(2, 40)), others)
     groups.refile([1], [MachineAdvice(rank_by_prior_hours=row)])  # a new, equal object
     assert groups.key_of[0] == groups.key_of[1]
@@ -165,10 +165,9 @@ class RoomRank(Policy):
 
     NAME = "room-rank"
 
-    def __init__(self, context: PolicyContext, rank: float, only_when_freed: bool) -> None:
+    def __init__(self, context: PolicyContext, rank: float) -> None:
         super().__init__(context)
         self.rank = rank
-        self.ASKS_ONLY_WHEN_FREED = only_when_freed
         self.asked: list[tuple[float, str, str]] = []
 
     def advise(self, view: PoolView, now: float) -> Advice:
@@ -176,6 +175,12 @@ class RoomRank(Policy):
         follows = {mv.name: "room" for mv in view.machines}
         room = MachineAdvice(rank=self.rank)
         return Advice(shared={"room": room}, follows=follows, shared_until=now + 86400.0)
+
+
+class FreedRoomRank(RoomRank):
+    """``RoomRank`` asked about a machine only when it becomes free or its advice lapses."""
+
+    ASKS_ONLY_WHEN_FREED = True
 
 
 @pytest.mark.parametrize("only_when_freed", [True, False])
@@ -190,7 +195,8 @@ def test_a_machine_falling_asleep_keeps_its_advice_without_asking_when_the_polic
         jobs=[(0.1 * H, 600.0, 5 * H), (2 * H, 600.0, 5 * H)],
         days=0.25,
     )
-    off = RoomRank(PolicyContext(machine_infos(tr), seed=0), -1.0, only_when_freed)
+    room_rank = FreedRoomRank if only_when_freed else RoomRank
+    off = room_rank(PolicyContext(machine_infos(tr), seed=0), -1.0)
     kept_off = replay(tr, off, seed=0)
     assert kept_off.book.attempts[:2] == [0, 0]
     assert {(name, state) for t, name, state in off.asked if t < tr.start + H} == {
@@ -199,7 +205,7 @@ def test_a_machine_falling_asleep_keeps_its_advice_without_asking_when_the_polic
     }
     asleep = [(t, name) for t, name, state in off.asked if state == "sleep"]
     assert (asleep == []) is only_when_freed  # asked again only for a machine's new state
-    run = replay(tr, RoomRank(PolicyContext(machine_infos(tr), seed=0), 1.0, only_when_freed))
+    run = replay(tr, room_rank(PolicyContext(machine_infos(tr), seed=0), 1.0))
     assert run.book.status[:2] == [DONE, DONE]
 
 

@@ -16,7 +16,7 @@ from plugins.bandits.hindsight import FreeMachines
 from plugins.bandits.history import HistorySpec
 from plugins.bandits.placement import QUEUE, ComputerBandit
 from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, MachineAdvice
-from plugins.contract.ledger import AdviceLedger
+from plugins.contract.ledger import AdviceLedger, Filed
 from plugins.contract.policy import MachineView, PolicyContext, PoolView
 from simulator.campus.advice_groups import FEW_GROUPS, AdviceGroups
 from simulator.campus.replay import machine_infos
@@ -75,7 +75,7 @@ def test_machines_that_rank_alike_are_drawn_uniformly_across_their_groups(
     groups = groups_of(awake)
     # different advice values, the same rank for class 0: one level of len(sizes) groups
     values = [MachineAdvice(rank=1.0, predicted_idle_s=float(g)) for g in range(len(sizes))]
-    filed = [v for v, size in zip(values, sizes, strict=True) for _ in range(size)]
+    filed: list[Filed] = [v for v, size in zip(values, sizes, strict=True) for _ in range(size)]
     groups.refile(list(range(n)), filed)
     assert len(groups.levels(0)) == 1
     drawn = Counter(groups.pick(0, 0) for _ in range(2000 * n))
@@ -155,7 +155,8 @@ def test_a_row_is_stated_in_full_once_then_by_the_classes_whose_rank_changed() -
         for i in range(6):
             policy.agent.reward((10, k), f"pc{i}", draws.uniform(-1, 1))
         policy.agent.reward((10, k), QUEUE, draws.uniform(-1, 0))
-    ledger, stated, by_class = AdviceLedger(3600.0), set(), 0
+    ledger, by_class = AdviceLedger(3600.0), 0
+    stated: set[str] = set()
     for step in range(30):
         idle = tuple(draws.randrange(4) if k < 4 else 0 for k in range(PRIOR_HOURS_CLASSES))
         views = [MachineView(f"pc{i}", "idle", TEN) for i in range(6)]

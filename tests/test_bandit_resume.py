@@ -80,7 +80,7 @@ def test_a_policy_restored_mid_run_continues_exactly(campus: Trace, name: str) -
         PoolRules(),
         60.0,
         twins.observe,
-        twins.observe,  # type: ignore[arg-type]
+        twins.observe,
     )
     half = (campus.start + campus.end) / 2
     world.engine.run(half)

@@ -6,9 +6,11 @@ import json
 import os
 import subprocess
 import sys
+from typing import cast
 
 import pytest
 
+from plugins.bandits.placement import PlacementBandit
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
 from plugins.contract.policy import MachineView, OptionError, PoolView, parse_options
 from plugins.contract.registry import policy_class
@@ -24,7 +26,7 @@ def campus():
 @pytest.mark.parametrize("name", ["bandit-cluster", "bandit-computer", "bandit-system"])
 def test_restored_policy_decides_exactly_as_the_saved_one(campus, name: str) -> None:
     options = {"epsilon": "0.3", "history": "gaussian:20"}
-    trained = build_policy(name, campus, options, seed=9)
+    trained = cast(PlacementBandit, build_policy(name, campus, options, seed=9))
     replay(campus, trained, seed=9)
     assert trained.agent.estimates  # it learned something
     saved = json.loads(json.dumps(trained.state_dict()))

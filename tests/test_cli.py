@@ -410,6 +410,7 @@ def test_an_address_or_month_out_of_reach_is_one_line(
     monkeypatch.chdir(tmp_path)  # (--out x)
     # all were tracebacks: urllib's "unknown url type", numpy's IndexError on a machine that
     # had no owner in a window past the trace's end, matplotlib's on a figure with no month
+    code: int | str | None
     try:
         code = main(argv)
     except SystemExit as stop:

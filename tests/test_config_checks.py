@@ -178,7 +178,7 @@ def test_check_config_as_another_user_names_a_token_it_cannot_read(shared_dir: P
 
 # -- every mistake at once -----------------------------------------------------------------------
 
-MANY = {
+MANY: dict[str, Any] = {
     "pool": {"kind": "condor", "collector": "cm:9618", "merge": "maybe", "token_file": "/no/t"},
     "policy": {"name": "nope", "options": {"epsilon": "x"}},
     "publish": {"interval": "soon", "stale_after": "10s"},
@@ -315,7 +315,10 @@ def held_port() -> Iterator[int]:
 
 @pytest.mark.parametrize("pool", ["sim", "condor"])
 def test_a_held_port_from_the_file_names_the_key(tmp_path: Path, held_port: int, pool: str) -> None:
-    kinds = {"sim": {"kind": "sim", "days": 1, "scale": 0.03}, "condor": {"kind": "condor"}}
+    kinds: dict[str, dict[str, object]] = {
+        "sim": {"kind": "sim", "days": 1, "scale": 0.03},
+        "condor": {"kind": "condor"},
+    }
     document = {
         "pool": {**kinds[pool], **({"collector": "127.0.0.1:1"} if pool == "condor" else {})},
         "publish": {"listen": f"127.0.0.1:{held_port}"},

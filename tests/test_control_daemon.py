@@ -14,7 +14,7 @@ from advisor.daemon.control_group import ControlGroup, welch_z
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.metrics import DaemonMetrics
 from plugins.contract.control import CONTROL, TREATED, arm_of
-from plugins.contract.events import AttemptEnded, AttemptOutcome, JobQueued, JobRemoved
+from plugins.contract.events import AttemptEnded, AttemptOutcome, Event, JobQueued, JobRemoved
 
 H = 3600.0
 PERCENT = 10
@@ -34,7 +34,7 @@ SETTINGS = {
 def test_per_arm_accounting_of_a_constructed_sequence() -> None:
     book = ArmBook(PERCENT, keep_s=100 * H)
     c, t, gone = C_IDS[0], T_IDS[0], T_IDS[1]
-    events = [
+    events: list[Event] = [
         JobQueued(0.0, c, "alice"),
         JobQueued(0.0, t, "bob"),
         JobQueued(0.0, gone, "bob"),

@@ -53,7 +53,8 @@ class Learner(NoAdvice):
         self.jobs: set[str] = set()
 
     def observe(self, event: Event) -> None:
-        self.jobs.add(event.job_id)  # type: ignore[attr-defined]
+        if isinstance(event, AttemptEnded):  # the only kind it WANTS
+            self.jobs.add(event.job_id)
 
 
 def test_the_policy_learns_from_the_treated_jobs_only() -> None:

@@ -56,7 +56,7 @@ def test_endpoints_answer_while_running_and_sigterm_saves_and_resumes(tmp_path: 
 
 def test_sighup_reloads_the_configuration_and_keeps_learned_state(tmp_path: Path) -> None:
     path = tmp_path / "advisor.yaml"
-    config = {
+    config: dict[str, dict[str, object]] = {
         "pool": {"kind": "sim", "days": 3, "scale": 0.05, "seed": 3, "speed": 2000},
         "publish": {"listen": "127.0.0.1:0", "advice_lifetime": "1h"},
         "state": {"directory": str(tmp_path / "state")},

@@ -10,13 +10,22 @@ import io
 import json
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import TypedDict
 
 from advisor.cli import main
 
 SEEDS = range(1, 21)
 
 
-def a_a_effects(out: Path, seed: int) -> list[dict[str, float]]:
+class Effect(TypedDict):
+    """The fields of a row of ``report --json``'s effects this test reads."""
+
+    name: str
+    low: float
+    high: float
+
+
+def a_a_effects(out: Path, seed: int) -> list[Effect]:
     scenario = ["--scenario", "campus", "--days", "28", "--scale", "0.1", "--seed", str(seed)]
     split = ["--policy", "random", "--control-percent", "10", "--no-progress", "--out", str(out)]
     text = io.StringIO()
@@ -25,7 +34,7 @@ def a_a_effects(out: Path, seed: int) -> list[dict[str, float]]:
     text = io.StringIO()
     with redirect_stdout(text):
         assert main(["report", "--replay", str(out), "--json"]) == 0
-    effects: list[dict[str, float]] = json.loads(text.getvalue())["effects"]
+    effects: list[Effect] = json.loads(text.getvalue())["effects"]
     return effects
 
 

@@ -135,7 +135,8 @@ def test_on_a_real_grid_log_a_users_runtimes_tell_which_new_jobs_run_hours(
     known = log.run > 0
     submit, run, user = log.submit[known], log.run[known], log.user[known].astype(str)
     ends = submit + np.maximum(log.wait[known], 0) + run
-    users, ended, every_class = UserRuntimes(), [], np.ones(PRIOR_HOURS_CLASSES)
+    users, every_class = UserRuntimes(), np.ones(PRIOR_HOURS_CLASSES)
+    ended: list[tuple[float, str, float]] = []  # a heap of (end, job, runtime)
     classes = np.zeros(len(run), dtype=int)
     for i in np.argsort(submit, kind="stable"):
         while ended and ended[0][0] <= submit[i]:

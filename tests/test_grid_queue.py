@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
 from plugins.contract.policy import PolicyContext, PoolView
 from plugins.contract.registry import policy_class
 from plugins.utility.ordering import EdfPolicy, FifoPolicy
@@ -128,7 +128,7 @@ def test_only_the_head_gets_a_prio_and_jobs_leaving_it_are_reset() -> None:
 
 def test_the_events_a_policy_wants_keep_its_queue_model_true() -> None:
     policy = EdfPolicy(PolicyContext(processors(2)), {"shares": "a=1"})
-    events = [
+    events: list[Event] = [
         JobQueued(0.0, "j", "u", group="a", expected_runtime_s=60.0),
         AttemptStarted(1.0, "j", "cpu000"),
         AttemptEnded(61.0, "j", "cpu000", AttemptOutcome.COMPLETED, 1.0),

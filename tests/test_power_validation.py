@@ -44,7 +44,7 @@ def test_training_and_selection_never_play_a_test_day(
     played: list[int] = []
     real_init = episode.DayEpisode.__init__
 
-    def recording_init(self: episode.DayEpisode, jobs, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def recording_init(self: episode.DayEpisode, jobs, *args, **kwargs) -> None:
         played.append(id(jobs))
         real_init(self, jobs, *args, **kwargs)
 

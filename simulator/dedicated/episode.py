@@ -28,7 +28,10 @@ STEP_S = 60.0
 class ClusterPolicy(Protocol):
     """A policy serving the dedicated model: asked with the cluster's view."""
 
-    NEEDS_ORACLE: bool
+    @property
+    def NEEDS_ORACLE(self) -> bool:
+        """Read only: a class constant on policies, copied per instance by wrappers."""
+        ...
 
     def advise(self, view: ClusterView, now: float) -> Advice: ...
 

@@ -11,6 +11,7 @@ from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
+    Event,
     JobQueued,
     MachinePowerChanged,
     OwnerSessionEnded,
@@ -21,7 +22,7 @@ from plugins.contract.policy import MachineInfo
 from simulator.traces import read_inventory, read_jobs, read_owner_sessions
 
 T = 1_700_000_000.0
-EVENTS = [
+EVENTS: list[Event] = [
     JobQueued(T, "1.0", "alice"),
     JobQueued(T + 1, "2.0", "bob", 0, 0.0),
     AttemptStarted(T + 10, "1.0", "pc1"),

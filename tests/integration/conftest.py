@@ -10,9 +10,9 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import yaml
@@ -160,14 +160,17 @@ def start_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonStarter]:
     stop_all(started)
 
 
-def listening(daemon: DaemonProcess, started: list[DaemonProcess]) -> DaemonProcess:
+D = TypeVar("D", bound=DaemonProcess)
+
+
+def listening(daemon: D, started: list[D]) -> D:
     """``daemon`` once its endpoint listens, kept in ``started`` for the teardown."""
     started.append(daemon)
     daemon.wait_for(lambda: "listening on" in daemon.log(), 60)
     return daemon
 
 
-def stop_all(started: list[DaemonProcess]) -> None:
+def stop_all(started: Sequence[DaemonProcess]) -> None:
     """SIGTERM every daemon still running, and wait for it (a fixture's teardown)."""
     for daemon in started:
         if daemon.proc.poll() is None:

@@ -253,7 +253,11 @@ def test_advice_crosses_the_network_to_the_hooks_and_only_to_them(
     # before the advisor runs, each hook says in its startd's log why it has no advice
     line = f"htcondor-advisor-hook: no advice from {ADVISOR}: "
     for ep in hosts_pool.names:
-        wait_for(lambda ep=ep: line in hosts_pool.log(ep, "StartLog"), 30, f"{ep}'s log line")
+
+        def logged(ep: str = ep) -> bool:
+            return line in hosts_pool.log(ep, "StartLog")
+
+        wait_for(logged, 30, f"{ep}'s log line")
     daemon = start_advisor({"ranks": f"{EP1}=9,{EP2}=1"})
     # no token and no merge: the ranks in the collector came through each execute point's hook
     ranks = {EP1: 9.0, EP2: 1.0}

@@ -97,7 +97,11 @@ def live_run(
     started = time.monotonic()
     try:
         for daemon in daemons.values():
-            daemon.wait_for(lambda d=daemon: d.address, 120)
+
+            def address(d: DaemonProcess = daemon) -> str | None:
+                return d.address
+
+            daemon.wait_for(address, 120)
         pool.run("condor_on", "-daemon", f"STARTD_{LATE.upper()}")
         pool.submit(job(3, 6))
         pool.submit(job(600, 1))

@@ -1,6 +1,7 @@
 """``frugal`` 4 keeps a suspected never-finisher off every machine after each eviction: a job one of
 whose attempts ran longer than any of at least MIN_COMPLETED completed jobs needed, of a batch
 with no completed job; once per eviction, for ``keep_off_hours``, and never with it at 0.
+``frugal`` 9 keeps one off only once until TRUSTED_BATCHES batches completed a job.
 ``frugal`` 6 then starts the classes of such jobs where an attempt is stopped soonest."""
 
 from __future__ import annotations
@@ -20,17 +21,24 @@ from plugins.contract.events import (
 from plugins.contract.policy import MachineInfo, MachineView, PolicyContext, PoolView
 from plugins.frugal.cut_short import ATTEMPT_GRID_H, attempt_hours
 from plugins.frugal.policy import HELD, FrugalPolicy
-from plugins.frugal.suspects import MIN_COMPLETED, NeverFinisherSuspects
+from plugins.frugal.suspects import MIN_COMPLETED, TRUSTED_BATCHES, NeverFinisherSuspects
 
 MACHINES = {"pc": MachineInfo("pc", "room", "Normal", 57.0, 40.0, 2.0)}
 EVICTED, COMPLETED = AttemptOutcome.EVICTED_OWNER, AttemptOutcome.COMPLETED
 
 
-def seen_completing(policy: FrugalPolicy, jobs: int = MIN_COMPLETED, hours: float = 5.0) -> None:
-    """``jobs`` good jobs of batch 1 completed, the longest in ``hours``."""
+def seen_completing(
+    policy: FrugalPolicy,
+    jobs: int = MIN_COMPLETED,
+    hours: float = 5.0,
+    batches: int = TRUSTED_BATCHES,
+) -> None:
+    """``jobs`` good jobs of ``batches`` batches (batch 1 and batches from 1001) completed, the
+    longest in ``hours``."""
     for i in range(jobs):
         ran = hours * H if i == 0 else H
-        policy.observe(AttemptEnded(MONDAY + ran, f"1.{i}", "pc", COMPLETED, MONDAY))
+        batch = 1 if i % batches == 0 else 1000 + i % batches
+        policy.observe(AttemptEnded(MONDAY + ran, f"{batch}.{i}", "pc", COMPLETED, MONDAY))
 
 
 def jobs_advised(policy: FrugalPolicy, now: float) -> dict[str, JobAdvice]:
@@ -63,6 +71,23 @@ def test_a_completed_job_of_its_batch_or_too_few_completions_clear_it() -> None:
     seen_completing(policy, MIN_COMPLETED)
     evict(policy, "1.500", 6.0, at)  # batch 1 has completed jobs
     assert jobs_advised(policy, at + 60) == {}
+
+
+def test_before_enough_batches_completed_a_suspect_is_kept_off_only_once() -> None:
+    policy = FrugalPolicy(PolicyContext(MACHINES, seed=1))
+    seen_completing(policy, batches=3)  # 100 jobs, but of three batches: the longest may mislead
+    at = MONDAY + 2 * 24 * H
+    evict(policy, "2.0", 6.0, at)
+    assert jobs_advised(policy, at + 60) == {"2.0": JobAdvice(hold_until=at + 23 * H)}
+    evict(policy, "2.0", 1.0, at + 30 * H)
+    assert jobs_advised(policy, at + 31 * H) == {}  # a good job misjudged waits one keep-off
+    evict(policy, "3.0", 6.0, at + 30 * H)  # another suspect: its first keep-off
+    assert jobs_advised(policy, at + 31 * H + 60) == {"3.0": JobAdvice(hold_until=at + 53 * H)}
+    restored = FrugalPolicy(PolicyContext(MACHINES, seed=1))
+    restored.load_state(json.loads(json.dumps(policy.state_dict())))
+    seen_completing(restored)  # now 100 batches: the longest is trusted, again and again
+    evict(restored, "2.0", 1.0, at + 60 * H)
+    assert jobs_advised(restored, at + 61 * H) == {"2.0": JobAdvice(hold_until=at + 83 * H)}
 
 
 def test_keep_off_hours_0_is_frugal_3() -> None:

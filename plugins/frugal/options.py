@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from plugins.contract.policy import Option
+from plugins.frugal.suspects import TRUSTED_BATCHES
 
 
 def _share(value: float) -> str | None:
@@ -35,6 +36,13 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
         "(suspects.py; 0: off, frugal 3; 24: frugal 4 and 5, whose restart the day's bound "
         "then matches as without advice)",
         lambda v: None if v >= 0 else "must be 0 or more",
+    ),
+    "trusted_batches": Option(
+        TRUSTED_BATCHES,
+        int,
+        "batches with a completed job before a suspect is kept off at more than one of its "
+        "evictions (suspects.py; 0: at each, frugal 8)",
+        lambda v: None if 0 <= v <= 1000 else "must be from 0 to 1000",
     ),
     "futile_below": Option(
         0.2,

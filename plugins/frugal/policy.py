@@ -25,9 +25,9 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   an attempt cut short does not bring a job's completion closer.
 - Keep a suspected never-finisher (suspects.py: an attempt longer than any completed job needed,
   no job of its batch completed) off every machine for ``keep_off_hours`` after each eviction
-  (frugal 4; 0 is frugal 3), as per-job advice the starvation bound also releases. The papers
-  hold such jobs by their class (paper 000 sec. 4, paper 004 Algorithm 1), learned from fates:
-  a neglected batch runs for weeks before its fate is known.
+  (frugal 4; 0 is frugal 3), at only its first until ``trusted_batches`` batches completed a job
+  (frugal 9), as per-job advice the starvation bound also releases. The papers hold such jobs by
+  class (paper 000 sec. 4, paper 004 Algorithm 1), from fates a neglected batch gives weeks late.
 - Rank the class of jobs that ran 23 hours, longer than any completed job needed, by the energy
   an attempt burns before an owner or the reboot stops it, and never hold it (cut_short.py,
   ``cut_short``; frugal 6, off is frugal 5). With the keep-off ending an hour before the day's
@@ -84,7 +84,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "8"
+    VERSION = "9"
     OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
     WANTS = frozenset({*JOB_EVENTS, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
@@ -94,7 +94,7 @@ class FrugalPolicy(Policy):
         super().__init__(context, options)
         self.arrivals = OwnerArrivals()
         self.fates = JobFates()
-        self.suspects = NeverFinisherSuspects()
+        self.suspects = NeverFinisherSuspects(self.options["trusted_batches"])
         self.batches = CutShortBatches()
         self.users = UserRuntimes()
         self.job_advice: dict[str, JobAdvice] = {}
@@ -186,7 +186,8 @@ class FrugalPolicy(Policy):
             self.batches.raise_class(job)
             needs = CUT_SHORT_FROM
         hours = self.options["keep_off_hours"]
-        until = now + hours * HOUR if hours > 0 and (suspected or needs is not None) else None
+        kept_off = suspected and self.suspects.keeps_off(job)
+        until = now + hours * HOUR if hours > 0 and (kept_off or needs is not None) else None
         if until is not None or needs is not None:
             self.job_advice[job] = JobAdvice(hold_until=until, needs_hours=needs)
 

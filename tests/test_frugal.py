@@ -4,6 +4,7 @@ restart."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -23,7 +24,7 @@ from plugins.contract.events import (
 from plugins.contract.policy import MachineInfo, MachineView, PolicyContext, PoolView
 from plugins.frugal.arrivals import OwnerArrivals
 from plugins.frugal.fates import JobFates, lower_bound
-from plugins.frugal.futile import futile_starts
+from plugins.frugal.futile import best_starts, completion_chances, futile_starts
 from plugins.frugal.payback import kept_off, lost_hours
 from plugins.frugal.policy import HELD, FrugalPolicy
 
@@ -137,6 +138,20 @@ def test_owner_arrivals_are_counted_per_free_machine_hour() -> None:
     assert rates[0, hour] > rates[0, hour + 2] > 0  # an hour without logins: the prior only
 
 
+def test_the_eviction_chance_of_a_later_start_is_that_of_a_start_then() -> None:
+    arrivals = OwnerArrivals()
+    arrivals.join(["room", "other"])
+    arrivals.logins[:] = np.random.default_rng(1).uniform(0, 5, arrivals.logins.shape)
+    arrivals.exposure[:] = 10.0
+    runtimes = np.array([0.5, 2.0, 13.25, 40.0])
+    now = MONDAY + 5.5 * H
+    ahead = copy.deepcopy(arrivals).eviction_chance_ahead(now, runtimes, 24)
+    for d in (0, 1, 7, 23):  # (a copy each: asked later, it counts the free hours in between)
+        then = copy.deepcopy(arrivals).eviction_chance(now + d * H, runtimes)
+        assert ahead[d] == pytest.approx(then, rel=1e-12)
+    assert (np.diff(ahead, axis=2) > 0).all()  # a longer run meets an owner likelier
+
+
 def test_payback_keeps_a_long_class_off_a_busy_room_while_a_quiet_one_is_expected() -> None:
     rates = np.zeros((2, 80))
     rates[0] = 0.5  # room 0: an owner every two free hours; room 1: nobody
@@ -232,14 +247,53 @@ def test_a_start_that_almost_surely_is_cut_short_is_held_and_one_that_may_finish
     shares = np.zeros((PRIOR_HOURS_CLASSES, 2))
     shares[:2, 0] = 1.0  # classes 0 and 1 need 2 hours, the others 12
     shares[2:, 1] = 1.0
-    evicted = np.array([[0.5, 1 - np.exp(-12 / 5)], [0.0, 0.0]])  # a busy room and a quiet one
-    held = futile_starts(evicted, runtimes, shares, to_reboot_h=20.0, below=0.2)
+    evicted = np.array([[[0.5, 1 - np.exp(-12 / 5)], [0.0, 0.0]]])  # a busy room and a quiet one
+    chances = completion_chances(evicted, runtimes, shares, to_reboot_h=20.0)
+    held = futile_starts(chances, below=0.2)
     assert held[0, 2:].all() and not held[0, :2].any()  # 12 h complete there with chance 0.09
     assert not held[1].any()
-    assert not futile_starts(evicted, runtimes, shares, 20.0, below=0.05).any()
+    assert not futile_starts(chances, below=0.05).any()
     # 12 hours cannot complete before a reboot 10 hours away, anywhere; a new job is never held
-    late = futile_starts(evicted, runtimes, shares, to_reboot_h=10.0, below=0.2)
+    late = futile_starts(completion_chances(evicted, runtimes, shares, 10.0), below=0.2)
     assert late[:, 2:].all() and not late[:, 0].any()
+
+
+def test_a_start_is_best_when_no_later_start_within_the_day_is_likelier_to_complete() -> None:
+    chances = np.zeros((3, 2, 2))  # starts now, in 1 and in 2 hours; two rooms; two classes
+    chances[0, :, 1] = [0.07, 0.02]  # class 1 now: room 0 is its best start of the day
+    chances[1:, :, 1] = 0.06
+    chances[2, 1, 0] = 0.5  # class 0: a start in room 1 in two hours is likelier
+    best = best_starts(chances)
+    assert best[:, 1].tolist() == [True, False] and not best[:, 0].any()
+    assert not best_starts(np.zeros((3, 2, 2))).any()  # what cannot complete stays held
+    assert best_starts(chances[:1])[:, 1].all()  # nothing later compared (frugal 9)
+
+
+def long_class_ranks(at_hour: float, options: dict[str, Any]) -> dict[str, tuple[float, ...]]:
+    """Ranks at ``at_hour`` of a Monday (the reboot at 03:00) where owners take the free
+    machines of the ``busy`` room once every 5 hours and of the ``quiet`` one every 10, at any
+    hour, and 60 jobs of 20 hours completed: a 20-hour start completes with chance 0.018 in
+    the busy room and 0.135 in the quiet one, below the futile-start threshold everywhere."""
+    machines = {m: MACHINES[m] for m in ("busy-57", "quiet-57")}
+    policy = FrugalPolicy(PolicyContext(machines, seed=1), options)
+    for room, every_h in (("busy", 5), ("quiet", 10)):
+        c = policy.arrivals.cluster_index[room]
+        policy.arrivals.logins[c] = 1000.0 / every_h
+        policy.arrivals.exposure[c] = 1000.0
+    for job in range(60):
+        done = AttemptOutcome.COMPLETED
+        policy.observe(AttemptEnded(MONDAY + 20 * H, f"j{job}", "quiet-57", done, MONDAY))
+    return ranks_at(policy, MONDAY + 21 * DAY + at_hour * H, machines)
+
+
+def test_frugal_10_starts_a_class_no_hour_can_likely_finish_at_its_best_hour_and_room() -> None:
+    after_reboot = long_class_ranks(3.5, {})
+    assert after_reboot["quiet-57"][11] > 0  # its best start of the day: not held
+    assert after_reboot["busy-57"][11] == HELD  # the quiet room is likelier, now and later
+    # frugal 9 held it everywhere, all day, until the starvation bound released it
+    assert long_class_ranks(3.5, {"futile_later": "off"})["quiet-57"][11] == HELD
+    noon = long_class_ranks(12.0, {})  # 20 hours no longer fit before the reboot
+    assert noon["quiet-57"][11] == HELD and noon["busy-57"][11] == HELD
 
 
 def test_frugal_5_keeps_a_long_class_off_the_busy_room_even_without_payback() -> None:

@@ -87,18 +87,25 @@ class OwnerArrivals:
 
     def eviction_chance(self, now: float, runtimes_h: np.ndarray) -> np.ndarray:
         """P[c, k]: the chance an owner of cluster c arrives within ``runtimes_h[k]`` from now."""
+        return self.eviction_chance_ahead(now, runtimes_h, 1)[0]
+
+    def eviction_chance_ahead(self, now: float, runtimes_h: np.ndarray, starts: int) -> np.ndarray:
+        """P[d, c, k]: the chance an owner of cluster c arrives within ``runtimes_h[k]`` of a
+        start d whole hours from now, for d below ``starts`` (at most a week)."""
         rates = self.rates(now)
+        runtimes = np.asarray(runtimes_h, dtype=float)
         if not len(rates):
-            return np.zeros((0, len(runtimes_h)))
-        start = hour_of_week(now)
-        ahead = np.roll(rates, -start, axis=1)  # column 0: this hour
-        cum = np.concatenate([np.zeros((len(rates), 1)), np.cumsum(np.tile(ahead, 2), axis=1)], 1)
-        whole = np.minimum(np.asarray(runtimes_h, dtype=float), 2 * WEEK_HOURS)
+            return np.zeros((starts, 0, len(runtimes)))
+        ahead = np.roll(rates, -hour_of_week(now), axis=1)  # column 0: this hour
+        cum = np.concatenate([np.zeros((len(rates), 1)), np.cumsum(np.tile(ahead, 3), axis=1)], 1)
+        whole = np.minimum(runtimes, 2 * WEEK_HOURS)
         low = np.floor(whole).astype(int)
         high = np.minimum(low + 1, 2 * WEEK_HOURS)
         frac = whole - low  # linear between whole hours
-        load = cum[:, low] + (cum[:, high] - cum[:, low]) * frac[None, :]
-        return 1.0 - np.exp(-load)
+        start = np.arange(starts)[:, None]
+        at_low, at_high = cum[:, start + low], cum[:, start + high]  # [c, d, k]
+        load = at_low + (at_high - at_low) * frac - cum[:, start]
+        return 1.0 - np.exp(-load.transpose(1, 0, 2))
 
     def state_dict(self) -> dict[str, Any]:
         return {

@@ -11,7 +11,7 @@ import numpy as np
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
 from plugins.frugal.arrivals import OwnerArrivals
 from plugins.frugal.fates import BINS_PER_HOUR, JobFates
-from plugins.frugal.futile import futile_starts
+from plugins.frugal.futile import best_starts, completion_chances, futile_starts
 from plugins.frugal.payback import MAX_WAIT_H, kept_off, lost_hours
 
 
@@ -33,7 +33,8 @@ def room_holds(
     to_reboot_h: float,
     options: Mapping[str, Any],
 ) -> np.ndarray:
-    """Per room and class, the payback and the futile-start holds (each off when asked)."""
+    """Per room and class, the payback and the futile-start holds (each off when asked), none
+    where a class is at its best start of the day (futile.py, ``futile_later``)."""
     rooms = len(arrivals.machines)
     off = np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
     how, futile = options["payback"], options["futile_below"]
@@ -41,9 +42,14 @@ def room_holds(
         return off
     machines, share = np.asarray(arrivals.machines), options["payback_later"]
     runtimes, shares = fates.runtime_spread()
+    best_now = np.zeros_like(off)
     if futile > 0:
-        evicted = arrivals.eviction_chance(now, runtimes)
-        off |= futile_starts(evicted, runtimes, shares, to_reboot_h, futile, 1 / BINS_PER_HOUR)
+        starts = MAX_WAIT_H if options["futile_later"] == "on" else 1
+        evicted = arrivals.eviction_chance_ahead(now, runtimes, starts)
+        chances = completion_chances(evicted, runtimes, shares, to_reboot_h, 1 / BINS_PER_HOUR)
+        off |= futile_starts(chances, futile)
+        if starts > 1:
+            best_now = best_starts(chances)
     if how == "mean":
         needed = fates.runtime_needed_h()
         rates = arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(needed.max())) + 2)
@@ -51,4 +57,4 @@ def room_holds(
     elif how == "spread":
         rates = arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(runtimes.max())) + 2)
         off |= kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, machines, share)
-    return off
+    return off & ~best_now  # no hold at a class's best start of the day (futile.py)

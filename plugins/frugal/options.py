@@ -51,6 +51,14 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
         "(futile.py; 0: off, frugal 4)",
         _share,
     ),
+    "futile_later": Option(
+        "on",
+        str,
+        "hold no class where a start now is at least as likely to complete as any start "
+        "later within the day (futile.py; off: frugal 9, which held a class no start could "
+        "likely finish until the day's bound released it)",
+        _on_off,
+    ),
     "cut_short": Option(
         "on",
         str,

@@ -21,8 +21,8 @@ that cost overhead on pools they were not tuned on (docs/robust-policies.md).
   expects the later start in the safest room): it costs them nothing in expectation and saves the
   run an owner or the reboot would cut short.
 - Keep class k off room c while a start there now completes with a chance below
-  ``futile_below`` (futile.py, frugal 5; 0 is frugal 4): the reboot rule extended to owners, as
-  an attempt cut short does not bring a job's completion closer.
+  ``futile_below`` (futile.py, frugal 5; 0 is frugal 4) and, since frugal 10, a start later in
+  the day is likelier to: the reboot rule extended to owners (an attempt cut short is no closer).
 - Keep a suspected never-finisher (suspects.py: an attempt longer than any completed job needed,
   no job of its batch completed) off every machine for ``keep_off_hours`` after each eviction
   (frugal 4; 0 is frugal 3), at only its first until ``trusted_batches`` batches completed a job
@@ -84,7 +84,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "9"
+    VERSION = "10"
     OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
     WANTS = frozenset({*JOB_EVENTS, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()

@@ -34,7 +34,7 @@ DIGESTS = {
     "idle-best-avg": "fa861624afac03b3",
     "timeout": "2070d0956fcb27e4",
     "or-ppo": "8ac0ce30c83089ed",  # the shipped nasa agent (issue 27: no more random weights)
-    "frugal": "e063ebda494371bd",  # issue 26, frugal 8 (frugal 9 and 10 give the same bytes here)
+    "frugal": "e063ebda494371bd",  # issue 26, frugal 8 (frugal 9 to 11 give the same bytes here)
 }
 SMALL = ["--scenario", "campus", "--days", "35", "--scale", "0.03", "--seed", "5"]
 """35 days: the idle policies retrain once at the month boundary."""

@@ -32,6 +32,7 @@ from plugins.bandits.rows import ActionRows
 from plugins.contract.advice import Advice, MachineAdvice
 from plugins.contract.clock import HOUR, crosses_reboot, hour_of_day, hour_of_week
 from plugins.contract.events import (
+    EVICTIONS,
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
@@ -44,7 +45,6 @@ from plugins.contract.events import (
 )
 from plugins.contract.policy import MachineInfo, Policy, PolicyContext, PoolView
 
-REQUEUED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 INF = float("inf")
 MACHINE_NAME = attrgetter("name")
 
@@ -135,7 +135,7 @@ class PlacementBandit(Policy):
 
     def _attempt_ended(self, event: AttemptEnded) -> None:
         duration = event.time - event.started
-        requeued = event.outcome in REQUEUED
+        requeued = event.outcome in EVICTIONS
         placed = self.jobs.end(event.job_id, duration, requeued)
         if placed is not None:  # eq. 4, a job sent to a machine
             reward = placement_reward(

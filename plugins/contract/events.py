@@ -30,6 +30,10 @@ class AttemptOutcome(StrEnum):
     HELD = "held"
 
 
+EVICTIONS = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
+"""The outcomes that put the job back in the idle queue."""
+
+
 @dataclass(frozen=True, slots=True)
 class OwnerSessionStarted:
     time: float

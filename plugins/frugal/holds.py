@@ -32,15 +32,21 @@ def room_holds(
     now: float,
     to_reboot_h: float,
     options: Mapping[str, Any],
+    waiting: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per room and class, the payback and the futile-start holds (each off when asked), none
-    where a class is at its best start of the day (futile.py, ``futile_later``)."""
+    where a class is at its best start of the day (futile.py, ``futile_later``); the payback
+    hold expects a later start among as many of the safest machines as ``waiting`` jobs of the
+    class (waiting.py, ``payback_queue``)."""
     rooms = len(arrivals.machines)
     off = np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
     how, futile = options["payback"], options["futile_below"]
     if not rooms:
         return off
-    machines, share = np.asarray(arrivals.machines), options["payback_later"]
+    machines = np.asarray(arrivals.machines)
+    share: float | np.ndarray = options["payback_later"]
+    if options["payback_queue"] == "on" and waiting is not None:
+        share = np.maximum(share, waiting / machines.sum())
     runtimes, shares = fates.runtime_spread()
     best_now = np.zeros_like(off)
     if futile > 0:

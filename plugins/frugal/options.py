@@ -88,6 +88,13 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
         "(mean); off: the reboot rule only, as frugal 1",
         _payback,
     ),
+    "payback_queue": Option(
+        "on",
+        str,
+        "expect a held job to start later among as many of the safest machines as jobs of its "
+        "class have waited for less than a day (waiting.py; off: frugal 10)",
+        _on_off,
+    ),
     "payback_later": Option(
         0.0,
         float,

@@ -68,21 +68,22 @@ def lost_hours(rates_ahead: np.ndarray, runtimes_h: np.ndarray, to_reboot_h: flo
     return out
 
 
-def kept_off(lost: np.ndarray, machines: np.ndarray, share: float = 0.0) -> np.ndarray:
+def kept_off(lost: np.ndarray, machines: np.ndarray, share: float | np.ndarray = 0.0) -> np.ndarray:
     """held[c, k]: whether class k is kept off room c now, as waiting pays (``lost``: L[c, d, k]
     of ``lost_hours``, or its mean over a class's runtimes; ``machines`` per room). The later
     start is in the safest room (``share`` 0), or in a machine drawn from the safest rooms that
-    hold ``share`` of the machines (1: any machine, as random placement)."""
+    hold ``share`` of the machines (1: any machine, as random placement), per class when
+    ``share`` is an array."""
     if not len(lost):
         return np.zeros((0, lost.shape[-1]), dtype=bool)
     after = lost[:, 1:, :]
-    if share <= 0:
+    if np.all(np.asarray(share) <= 0):
         then = after.min(axis=0)
     else:
         order = np.argsort(after, axis=0)
         sizes = np.asarray(machines, dtype=float)[order]
-        room_left = share * sizes.sum(axis=0) - (np.cumsum(sizes, axis=0) - sizes)
-        taken = np.clip(room_left, 0.0, sizes)
+        wanted = np.maximum(share * sizes.sum(axis=0), 1.0)  # the safest room: its first machine
+        taken = np.clip(wanted - (np.cumsum(sizes, axis=0) - sizes), 0.0, sizes)
         then = (taken * np.take_along_axis(after, order, axis=0)).sum(axis=0) / taken.sum(axis=0)
     later = (np.arange(1, lost.shape[1])[:, None] + then).min(axis=0)  # per class
     return lost[:, 0, :] > later[None, :]

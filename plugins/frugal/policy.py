@@ -1,40 +1,34 @@
 """``frugal``: rank free machines by the energy a job is expected to cost there; hold only the
 jobs that advice can keep waiting at no cost (and, when asked, almost sure never-finishers).
 
-Why a rank and not a choice: a job ranked towards cheaper, safer machines still starts on the
-first cycle any machine is free, so ranking cannot make users wait; it is the holds of the papers'
-policies (a bandit's "stay queued", Algorithm 1's wait for a long enough predicted idle time)
-that cost overhead on pools they were not tuned on (docs/robust-policies.md).
+Why a rank: a ranked job still starts on the first cycle any machine is free, so ranking cannot
+make users wait; the papers' holds (a bandit's "stay queued", Algorithm 1's wait for a long
+enough idle time) cost overhead on pools they were not tuned on (docs/robust-policies.md).
 
 - Rank (per prior-hours class k, for machines of cluster c drawing W watts): the expected energy
   of a placement, W (1 + P/2) + P W_mean, where P is the chance an owner of c arrives within the
   runtime a class-k job needs (arrivals.py). An evicted job wasted half its runtime on average
   and runs again elsewhere. It departs from eq. 4 of paper 000, which learns the same trade-off
   per cluster from rewards, by modelling it: nothing is learned by keeping jobs queued.
-- Hold class k (rank -1 everywhere) when the next reboot comes before k hours (the local-knowledge
-  rule of paper 000 sec. 4.4.3): such a job would surely be killed at the reboot, so waiting for
-  it costs nothing; and, if ``hold_never_finishers`` is above 0 (off by default: a hold that
-  recurs at each wait can keep a long good job out of its one window after the reboot), when the
-  95% lower bound on the share of class-k jobs that never finish exceeds it (fates.py).
+- Hold class k (rank -1 everywhere) when the next reboot comes before k hours (paper 000 sec.
+  4.4.3): the reboot would surely kill it, so waiting costs nothing; and, if asked
+  (``hold_never_finishers``), when class k's jobs surely never finish (fates.py).
 - Keep class k off room c (rank -1 there) while waiting for a safer hour or room is expected to
-  finish its jobs sooner than starting in c now (payback.py, ``payback``; frugal 2, and frugal 3
-  expects the later start in the safest room): it costs them nothing in expectation and saves the
-  run an owner or the reboot would cut short.
+  finish its jobs sooner than starting in c now (payback.py, frugal 2; the later start expected
+  in the safest room, frugal 3, or in as many of the safest machines as jobs wait, frugal 11,
+  waiting.py): it costs them nothing in expectation and saves a run that would be cut short.
 - Keep class k off room c while a start there now completes with a chance below
-  ``futile_below`` (futile.py, frugal 5; 0 is frugal 4) and, since frugal 10, a start later in
-  the day is likelier to: the reboot rule extended to owners (an attempt cut short is no closer).
+  ``futile_below`` (futile.py, frugal 5): the reboot rule extended to owners. Since frugal 10 no
+  hold keeps a class off the rooms where a start now is its likeliest of the day.
 - Keep a suspected never-finisher (suspects.py: an attempt longer than any completed job needed,
   no job of its batch completed) off every machine for ``keep_off_hours`` after each eviction
-  (frugal 4; 0 is frugal 3), at only its first until ``trusted_batches`` batches completed a job
-  (frugal 9), as per-job advice the starvation bound also releases. The papers hold such jobs by
-  class (paper 000 sec. 4, paper 004 Algorithm 1), from fates a neglected batch gives weeks late.
+  (frugal 4), at its first only until ``trusted_batches`` batches completed a job (frugal 9). The
+  papers hold such jobs by class (paper 000 sec. 4), from fates a neglected batch gives late.
 - Rank the class of jobs that ran 23 hours, longer than any completed job needed, by the energy
   an attempt burns before an owner or the reboot stops it, and never hold it (cut_short.py,
-  ``cut_short``; frugal 6, off is frugal 5). With the keep-off ending an hour before the day's
-  bound (23 h), such a suspect's next start is advised, so it starts where it is stopped soonest.
+  ``cut_short``; frugal 6): the keep-off ends before the day's bound, so this start is advised.
 - Rank the other jobs of such a job's batch in that class too, and keep them off after each
-  eviction as suspects, until a job of the batch completes (batch_class.py, ``cut_short_batches``;
-  frugal 7, off is frugal 6).
+  eviction, until a job of the batch completes (batch_class.py, ``cut_short_batches``; frugal 7).
 - Rank a new job in the class of the hours nearly all its user's recent jobs needed, lowered to a
   class most machines rank while it waits (user_runtimes.py, ``user_quantile``; frugal 8).
 """
@@ -49,6 +43,7 @@ import numpy as np
 from plugins.contract.advice import PRIOR_HOURS_CLASSES, Advice, JobAdvice, MachineAdvice
 from plugins.contract.clock import HOUR, next_reboot
 from plugins.contract.events import (
+    EVICTIONS,
     AttemptEnded,
     AttemptOutcome,
     AttemptStarted,
@@ -72,11 +67,11 @@ from plugins.frugal.holds import held_classes, room_holds
 from plugins.frugal.options import FRUGAL_OPTIONS
 from plugins.frugal.suspects import NeverFinisherSuspects
 from plugins.frugal.user_runtimes import UserRuntimes, open_shares
+from plugins.frugal.waiting import WaitingJobs
 
 HELD = -1.0
 SCALE = 1e4
 """Ranks are SCALE / expected watts: positive (a negative rank keeps jobs off)."""
-EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 JOB_EVENTS = (AttemptStarted, AttemptEnded, JobQueued, JobRemoved)
 
 
@@ -84,7 +79,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "10"
+    VERSION = "11"
     OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
     WANTS = frozenset({*JOB_EVENTS, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
@@ -97,6 +92,7 @@ class FrugalPolicy(Policy):
         self.suspects = NeverFinisherSuspects(self.options["trusted_batches"])
         self.batches = CutShortBatches()
         self.users = UserRuntimes()
+        self.waiting = WaitingJobs()
         self.job_advice: dict[str, JobAdvice] = {}
         """Per-job advice decided since the last advice (it is sent once)."""
         self.cluster_of: dict[str, str] = {}
@@ -140,7 +136,7 @@ class FrugalPolicy(Policy):
                 self.users.completed(event.job_id, event.time - event.started)
                 for job in self.batches.cleared(event.job_id):
                     self.job_advice[job] = JobAdvice(needs_hours=0)
-            elif event.outcome in EVICTED:
+            elif event.outcome in EVICTIONS:
                 self.fates.evicted(event.job_id, event.time - event.started)
                 self._advise_evicted(event.job_id, event.time)
             elif event.outcome is AttemptOutcome.REMOVED:
@@ -151,6 +147,7 @@ class FrugalPolicy(Policy):
             self.users.started(event.job_id)
         elif isinstance(event, JobQueued):
             self._advise_queued(event)
+        self.waiting.observe(event, self.fates.longest)
 
     def _removed(self, job: str) -> None:
         self.fates.removed(job)
@@ -214,7 +211,7 @@ class FrugalPolicy(Policy):
         stated: set[str] = set()
         if hour != self.hour:  # the rows change with the hour (rates, the reboot) and learning
             self.hour = hour
-            new_rows = self._rows(now)
+            new_rows = self._rows(now, self.waiting.by_class(now))
             stated = {n for n, r in new_rows.items() if self.rows.get(n) != r}
             self.rows = new_rows
             self.open_share = open_shares([self.rows[n] for n in self.group_of.values()])
@@ -232,14 +229,14 @@ class FrugalPolicy(Policy):
         advice.jobs, self.job_advice = self.job_advice, {}
         return advice
 
-    def _rows(self, now: float) -> dict[str, tuple[float, ...]]:
+    def _rows(self, now: float, waiting: np.ndarray) -> dict[str, tuple[float, ...]]:
         needed = self.fates.runtime_needed_h()
         chance = self.arrivals.eviction_chance(now, needed)
         to_reboot_h = (next_reboot(now, self.context.reboot_hour) - now) / HOUR
         held = held_classes(self.fates, to_reboot_h, self.options)
         watts = np.array([w for _, w in self.groups.values()]) if self.groups else np.zeros(0)
         mean_watts = float(watts.mean()) if len(watts) else 0.0
-        off = room_holds(self.arrivals, self.fates, now, to_reboot_h, self.options)
+        off = room_holds(self.arrivals, self.fates, now, to_reboot_h, self.options, waiting)
         first, hours = self._cut_short(now, to_reboot_h, len(chance))
         rows = {}
         for name, (c, w) in self.groups.items():
@@ -281,6 +278,7 @@ class FrugalPolicy(Policy):
             "suspects": self.suspects.state_dict(),
             "batches": self.batches.state_dict(),
             "users": self.users.state_dict(),
+            "waiting": self.waiting.state_dict(),
             "clusters": dict(self.cluster_of),
         }
 
@@ -293,6 +291,7 @@ class FrugalPolicy(Policy):
             self.batches.load_state(state["batches"])
         if "users" in state:  # (nor a frugal 7 one any user's runtimes)
             self.users.load_state(state["users"])
+        self.waiting.load_state(state.get("waiting", {}))  # (nor a frugal 10 one any waits)
         self.cluster_of = dict(state["clusters"])
         self.group_of, self.groups = {}, {}
         self.machines_joined(list(self.context.machines.values()))

@@ -19,8 +19,8 @@ import numpy as np
 from plugins.contract.advice import Advice, JobAdvice, MachineAdvice
 from plugins.contract.clock import next_reboot
 from plugins.contract.events import (
+    EVICTIONS,
     AttemptEnded,
-    AttemptOutcome,
     Event,
     MachinePowerChanged,
     OwnerSessionEnded,
@@ -34,8 +34,6 @@ from plugins.idle.history import MachineHistory
 from plugins.idle.models import ModelPair
 from plugins.idle.options import IDLE_OPTIONS
 from plugins.idle.training import IdleTrainer
-
-EVICTED = (AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT)
 
 
 class IdlePolicy(Policy):
@@ -88,7 +86,7 @@ class IdlePolicy(Policy):
 
     def _attempt(self, event: AttemptEnded) -> None:
         """maxPreviousRunDuration of Algorithm 1, kept for jobs still alive."""
-        if event.outcome in EVICTED:
+        if event.outcome in EVICTIONS:
             ran = event.time - event.started
             self.longest[event.job_id] = max(self.longest.get(event.job_id, 0.0), ran)
             self.pending.add(event.job_id)

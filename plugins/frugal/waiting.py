@@ -1,0 +1,62 @@
+"""The jobs waiting per prior-hours class, which the payback hold expects to share the safest
+machines (payback.py, ``payback_queue``; frugal 11).
+
+Counted from the policy's own events (a job queued, started or gone), so that the replay and the
+daemon count alike. A wait is counted for a day at most (``payback.MAX_WAIT_H``): by then the
+starvation bound a site is advised to set matches the job as without advice, so it no longer
+waits for the rooms advice keeps it to, and a job that left the queue unseen (a user's hold, a
+removal the daemon missed) is forgotten at the latest then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.contract.clock import HOUR
+from plugins.contract.events import (
+    EVICTIONS,
+    AttemptEnded,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    JobRemoved,
+)
+from plugins.frugal.fates import JobFates
+from plugins.frugal.payback import MAX_WAIT_H
+
+
+class WaitingJobs:
+    def __init__(self) -> None:
+        self.waits: dict[str, tuple[int, float]] = {}
+        """Per waiting job, its class and when its wait began."""
+
+    def observe(self, event: Event, longest_s: Mapping[str, float]) -> None:
+        """A wait begins at a submission or an eviction (in the class of the job's longest attempt,
+        ``longest_s``) and ends at a start or a removal. A daemon also reports a requeue as a
+        ``JobQueued``; it is counted at the eviction, as in a replay."""
+        if isinstance(event, JobQueued) and not event.prior_attempts:
+            self.waits[event.job_id] = (0, event.time)
+        elif isinstance(event, AttemptEnded) and event.outcome in EVICTIONS:
+            k = JobFates.class_of(longest_s.get(event.job_id, 0.0))
+            self.waits[event.job_id] = (k, event.time)
+        elif isinstance(event, AttemptStarted | JobRemoved):
+            self.waits.pop(event.job_id, None)
+
+    def by_class(self, now: float) -> np.ndarray:
+        """Jobs per class whose wait began within the last day (older ones are forgotten)."""
+        oldest = now - MAX_WAIT_H * HOUR
+        self.waits = {job: wait for job, wait in self.waits.items() if wait[1] >= oldest}
+        counts = np.zeros(PRIOR_HOURS_CLASSES)
+        for k, _ in self.waits.values():
+            counts[k] += 1
+        return counts
+
+    def state_dict(self) -> dict[str, Any]:
+        return {job: list(wait) for job, wait in self.waits.items()}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.waits = {job: (int(k), float(since)) for job, (k, since) in state.items()}

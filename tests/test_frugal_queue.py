@@ -1,0 +1,101 @@
+"""``frugal`` 11: the payback hold expects a held job to start later among as many of the safest
+machines as jobs of its class wait, counted from the events, so a queue of long jobs is no longer
+held all day for one safe room that cannot take them all."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from tracekit import MONDAY, H
+
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    JobQueued,
+    JobRemoved,
+)
+from plugins.contract.policy import MachineInfo, MachineView, PolicyContext, PoolView
+from plugins.frugal.payback import kept_off, lost_hours
+from plugins.frugal.policy import HELD, FrugalPolicy
+from plugins.frugal.waiting import WaitingJobs
+
+DAY = 24 * H
+EVICTED = AttemptOutcome.EVICTED_OWNER
+LONGEST = {"1.0": 11.5 * H, "1.1": 30 * H}
+
+
+def test_a_wait_is_counted_from_a_submission_or_an_eviction_until_a_start_or_a_removal() -> None:
+    waiting = WaitingJobs()
+    waiting.observe(JobQueued(MONDAY, "1.0", "ann"), LONGEST)
+    waiting.observe(JobQueued(MONDAY, "1.1", "ann"), LONGEST)
+    waiting.observe(JobQueued(MONDAY, "1.2", "ann"), LONGEST)
+    assert waiting.by_class(MONDAY + H)[0] == 3
+    waiting.observe(AttemptStarted(MONDAY + H, "1.0", "pc"), LONGEST)
+    waiting.observe(AttemptStarted(MONDAY + H, "1.1", "pc"), LONGEST)
+    waiting.observe(JobRemoved(MONDAY + H, "1.2"), LONGEST)
+    assert not waiting.by_class(MONDAY + H).any()
+    evicted_at = MONDAY + 13 * H
+    waiting.observe(AttemptEnded(evicted_at, "1.0", "pc", EVICTED, MONDAY + H), LONGEST)
+    waiting.observe(AttemptEnded(evicted_at, "1.1", "pc", EVICTED, MONDAY + H), LONGEST)
+    # a daemon reports the requeue too: it is no second wait
+    waiting.observe(JobQueued(evicted_at, "1.0", "ann", prior_attempts=1), LONGEST)
+    counts = waiting.by_class(evicted_at + H)
+    assert counts[11] == 1 and counts[23] == 1 and counts.sum() == 2  # 30 h: the last class
+    restored = WaitingJobs()
+    restored.load_state(json.loads(json.dumps(waiting.state_dict())))
+    assert (restored.by_class(evicted_at + H) == counts).all()
+    # after a day the starvation bound matches them without advice: no longer counted
+    assert not waiting.by_class(evicted_at + DAY + 1).any()
+
+
+def test_the_later_start_is_expected_among_as_many_safest_machines_as_jobs_wait() -> None:
+    rates = np.zeros((2, 80))
+    rates[1] = 0.5  # a quiet room of one machine, a busy one of nine
+    lost = lost_hours(rates, np.array([10.0]), to_reboot_h=20.0)
+    lost = np.repeat(lost, 2, axis=2)  # two classes alike
+    machines = np.array([1.0, 9.0])
+    one_waits = kept_off(lost, machines, np.array([0.0, 0.1]))
+    assert one_waits[:, 0].tolist() == [False, True]  # the quiet machine is expected free later
+    # five wait: later is 1 + (0 + 4 x 1.92 h) / 5 hours lost, more than 1.92 h now in the busy room
+    five_wait = kept_off(lost, machines, np.array([0.0, 0.5]))
+    assert five_wait[:, 0].tolist() == [False, True] and not five_wait[:, 1].any()
+    assert (kept_off(lost, machines, np.zeros(2)) == kept_off(lost, machines, 0.0)).all()
+
+
+def ranks_with_jobs_waiting(waiting: int, options: dict[str, str]) -> tuple[float, float]:
+    """The ranks of class 11 at Monday 08:00 (reboot in 19 h) in a pool of nine machines of a room
+    owners take every five hours and one of a room nobody comes to, after 60 jobs of 12 hours
+    completed and ``waiting`` jobs were evicted after 11.5 hours an hour earlier."""
+    machines = {
+        f"busy-{i}": MachineInfo(f"busy-{i}", "busy", "Normal", 57.0, 40.0, 2.0) for i in range(9)
+    }
+    machines["quiet"] = MachineInfo("quiet", "quiet", "Normal", 57.0, 40.0, 2.0)
+    policy = FrugalPolicy(PolicyContext(machines, seed=1), {"futile_below": 0.0, **options})
+    busy, quiet = (policy.arrivals.cluster_index[c] for c in ("busy", "quiet"))
+    policy.arrivals.logins[busy] = 9000.0 / 5
+    policy.arrivals.exposure[busy] = 9000.0
+    policy.arrivals.exposure[quiet] = 1e6
+    for job in range(60):
+        ended = AttemptEnded(MONDAY + 12 * H, f"1.{job}", "quiet", AttemptOutcome.COMPLETED, MONDAY)
+        policy.observe(ended)
+    now = MONDAY + 21 * DAY + 8 * H
+    for job in range(waiting):
+        policy.observe(AttemptEnded(now - H, f"2.{job}", "quiet", EVICTED, now - 12.5 * H))
+    view = PoolView([MachineView(m, "idle", now - H) for m in machines], [0] * 24)
+    advice = policy.advise(view, now)
+    ranks = {m: advice.shared[name].rank_by_prior_hours or () for m, name in advice.follows.items()}
+    return ranks["busy-0"][11], ranks["quiet"][11]
+
+
+@pytest.mark.parametrize("waiting", [0, 1, 5])
+def test_frugal_11_holds_a_class_for_the_safe_room_only_while_it_can_take_the_queue(
+    waiting: int,
+) -> None:
+    busy, quiet = ranks_with_jobs_waiting(waiting, {})
+    assert quiet > 0
+    # one job may wait for the quiet machine; five cannot all start there
+    assert (busy == HELD) is (waiting < 5)
+    assert ranks_with_jobs_waiting(waiting, {"payback_queue": "off"})[0] == HELD  # frugal 10

@@ -11,7 +11,10 @@ A class-k attempt started now in room c completes with chance
 (P_c(R) the chance an owner of c arrives within R hours, from the learned hour-of-week rates,
 arrivals.py; B the hours to the reboot; share[k] the runtimes of the completed jobs that ran over
 k hours, fates.py). While q is below ``futile_below`` the class is kept off c: it starts in a
-room where it can finish, or waits for an hour in which it can.
+room where it can finish, or waits for an hour in which it can. The payback hold (payback.py)
+does not see this: it weighs the hours an attempt loses, and an attempt an owner ends within
+minutes loses few, however often it is repeated. A job that never ran (class 0) is not held:
+its runtime is anyone's.
 
 Since frugal 10 (``futile_later``) no hold, this one or the payback hold, keeps a class off the
 rooms where a start now is at least as likely to complete as any start later within the day
@@ -19,10 +22,7 @@ rooms where a start now is at least as likely to complete as any start later wit
 until the starvation bound released it, a day per wait, to start anywhere as without advice,
 often at a busy hour (a 20-hour job, docs/robust-policies.md "`frugal` 10"); now it starts at
 its best hour, mostly just after the reboot, in its best room. A class that no start within the
-day can complete stays held. The payback hold
-(payback.py) does not see this: it weighs the hours an attempt loses, and an attempt an owner
-ends within minutes loses few, however often it is repeated. A job that never ran (class 0) is
-not held: its runtime is anyone's.
+day can complete stays held.
 """
 
 from __future__ import annotations

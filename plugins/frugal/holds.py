@@ -32,7 +32,7 @@ def room_holds(
     now: float,
     to_reboot_h: float,
     options: Mapping[str, Any],
-    waiting: np.ndarray | None = None,
+    waiting: np.ndarray,
 ) -> np.ndarray:
     """Per room and class, the payback and the futile-start holds (each off when asked), none
     where a class is at its best start of the day (futile.py, ``futile_later``); the payback
@@ -45,7 +45,7 @@ def room_holds(
         return off
     machines = np.asarray(arrivals.machines)
     share: float | np.ndarray = options["payback_later"]
-    if options["payback_queue"] == "on" and waiting is not None:
+    if options["payback_queue"] == "on":
         share = np.maximum(share, waiting / machines.sum())
     runtimes, shares = fates.runtime_spread()
     best_now = np.zeros_like(off)

@@ -56,6 +56,12 @@ def pool_prior_class(ad: Mapping[str, Any]) -> int:
     return hours_class(last) if last is not None and last > 0 else 0
 
 
+def submitted(events: Iterable[Event]) -> list[str]:
+    """The jobs queued for the first time among ``events`` (``PoolView.new_jobs``): a job idle
+    again after an eviction or a hold is not new, as in a replay."""
+    return [e.job_id for e in events if isinstance(e, JobQueued) and not e.prior_attempts]
+
+
 def limit(ad: Mapping[str, Any]) -> float | None:
     """The job's runtime bound, ``allowed_execute_duration`` in its submit file (the schedd
     holds a job that runs longer): the estimate a live pool gives queue-ordering policies."""

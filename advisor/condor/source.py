@@ -15,14 +15,14 @@ from typing import Any
 
 from advisor.condor.epochs import EPOCH_PROJECTION, attempt_events, epoch_key
 from advisor.condor.event_log import EventLogFollower
-from advisor.condor.job_queue import QUEUE_CONSTRAINT, QUEUE_PROJECTION, QueueTracker
+from advisor.condor.job_queue import QUEUE_CONSTRAINT, QUEUE_PROJECTION, QueueTracker, submitted
 from advisor.condor.journal import Journal
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.retry import Backoff
 from advisor.condor.startd_ads import SlotAd, group_by_machine
 from advisor.ports import Observation
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
-from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptStarted, Event
 from plugins.contract.policy import MachineInfo, PoolView
 
 Inventory = Callable[[str, Sequence[SlotAd]], MachineInfo]
@@ -131,7 +131,7 @@ class CondorPoolSource:
                 counts = [0] * PRIOR_HOURS_CLASSES
             by_class = [a + b for a, b in zip(by_class, counts, strict=True)]
             events += schedd_events
-            new_jobs += [e.job_id for e in schedd_events if isinstance(e, JobQueued)]
+            new_jobs += submitted(schedd_events)
         if self.event_log is not None:
             events += self.event_log.read()
         events.sort(key=lambda e: e.time)

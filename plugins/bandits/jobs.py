@@ -27,6 +27,10 @@ class JobMemory:
         return 0 if longest is None else min(int(longest // HOUR), PRIOR_HOURS_CLASSES - 1)
 
     def enqueue(self, job: str) -> None:
+        """Queue a job for decisions, once: its eviction re-queues it, and the schedd's report
+        of it idle again (``JobQueued``) then changes nothing."""
+        if job in self.queued:
+            return
         self.queued.add(job)
         self.unjudged[self.prior_class(job)].append(job)
 

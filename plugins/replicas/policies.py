@@ -140,7 +140,7 @@ class ReplicaBandit(Policy):
 
     def observe(self, event: Event) -> None:
         if isinstance(event, JobQueued):
-            if event.replicable:
+            if event.replicable and not event.prior_attempts:  # a family is born at submission
                 state = self._state(event.time, event.user)
                 self.families[event.job_id] = Family(event.time, state, event.user)
         elif isinstance(event, AttemptStarted):

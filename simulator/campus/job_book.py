@@ -67,8 +67,7 @@ class JobBook:
         self.active_watts = active_watts
         self.machine_names = machine_names
         self.months = months
-        self.emit = emit
-        self.on_queued = on_queued
+        self.emit, self.on_queued = emit, on_queued
         n = len(jobs)
         self.status, self.attempts, self.machine = [PENDING] * n, [0] * n, [-1] * n  # (last)
         self.class_attempt_s, self.good_wh, self.wasted_wh = [0.0] * n, [0.0] * n, [0.0] * n
@@ -162,9 +161,10 @@ class JobBook:
         self._enqueue(j)
 
     def _announce(self, j: int, now: float) -> None:
+        """Report the job idle at its submission and, as a live schedd does, at each eviction."""
         if self.emit is not None:
-            user = self.jobs.user[self.parent[j]]
-            self.emit(JobQueued(now, self.ids[j], user, replicable=self.replicable[j]))
+            user, n, ran = self.jobs.user[self.parent[j]], self.attempts[j], self.class_attempt_s[j]
+            self.emit(JobQueued(now, self.ids[j], user, n, ran, replicable=self.replicable[j]))
 
     def apply_advice(self, advice: dict[str, JobAdvice], index: dict[str, int]) -> None:
         """Per-job advice (a schedd edit live): re-route the job inside the queue; none reaches
@@ -244,6 +244,7 @@ class JobBook:
         if cause is not None:
             self.evictions[cause] += 1
             self.months.add(now, f"evictions_{cause}", 1)
+            self._announce(j, now)
             self._enqueue(j)
         elif outcome is REMOVED_BY_USER:
             self.status[j] = REMOVED

@@ -278,8 +278,13 @@ class AdviceGroups:
         return None
 
     def _forget(self, m: int, key: int, family: int) -> None:
-        """A drawn member no longer free in ``family`` (a job or its owner took it)."""
-        members = self.groups[key][1]
+        """A drawn member no longer free in ``family`` (a job or its owner took it). A level
+        drawn from lists its machines as they were: one forgotten through another class may be
+        listed under a group that emptied during this draw and is gone (nothing to forget)."""
+        group = self.groups.get(key)
+        if group is None:
+            return
+        members = group[1]
         members[family].discard(m)
         if m in members[1 - family].live:
             return  # still filed in the other family (it is dropped there when drawn)

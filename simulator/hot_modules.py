@@ -11,6 +11,7 @@ HOT_MODULES = (
     "simulator/engine.py",
     "simulator/campus/pool.py",
     "simulator/campus/job_book.py",
+    "simulator/campus/idle_jobs.py",
     "simulator/campus/negotiator.py",
     "simulator/campus/shared_pool.py",
     "simulator/campus/packing.py",

@@ -63,3 +63,24 @@ def test_control_jobs_ignore_the_hold() -> None:
     assert all(w <= CYCLE_S for w in control.values()), control
     assert all(w >= HOLD_S for w in treated.values()), treated
     assert np.isfinite(list(got.values())).all()
+
+
+class HoldNewAndLook(HoldNew):
+    """HoldNew, keeping the idle jobs each view counted."""
+
+    def __init__(self, context: PolicyContext, options: object = None) -> None:
+        super().__init__(context, None)
+        self.idle_seen: list[int] = []
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        self.idle_seen.append(sum(view.idle_jobs_by_prior_hours))
+        return super().advise(view, now)
+
+
+def test_a_view_counts_the_held_jobs_as_the_schedd_shows_them_idle() -> None:
+    # Jobs submitted ten minutes apart, each held two hours: the fifth one's view shows all five
+    # idle, as the daemon's count of the schedd's idle jobs does (advisor/condor/job_queue.py).
+    tr = trace(inventory(5), jobs=[(4 * H + h * 600, H, float("inf")) for h in range(5)], days=2)
+    policy = HoldNewAndLook(PolicyContext(machine_infos(tr), seed=1))
+    replay(tr, policy, seed=1)
+    assert policy.idle_seen[:5] == [1, 2, 3, 4, 5]

@@ -29,6 +29,7 @@ from plugins.contract.events import (
     JobQueued,
     JobRemoved,
 )
+from simulator.campus.idle_jobs import IdleJobs, ranked_class
 from simulator.campus.job_states import DONE, HELD, PENDING, QUEUED, REMOVED, RUNNING
 from simulator.campus.month_stats import MonthStats
 from simulator.campus.replica_entries import add_replicas
@@ -37,7 +38,7 @@ from simulator.engine import Engine
 from simulator.trace_model import Jobs
 
 MAX_REPLICAS = 10
-LAST_CLASS, INF = PRIOR_HOURS_CLASSES - 1, float("inf")
+INF = float("inf")
 # enum members as module constants: ``AttemptOutcome.REMOVED`` is a slow class getattr
 COMPLETED, REMOVED_BY_USER = AttemptOutcome.COMPLETED, AttemptOutcome.REMOVED
 EVICTION_CAUSE = {AttemptOutcome.EVICTED_OWNER: "owner", AttemptOutcome.EVICTED_REBOOT: "reboot"}
@@ -75,14 +76,15 @@ class JobBook:
         or, without job edits, its last (``LastRemoteWallClockTime``, deploy/common/40)."""
         self.finish, self.started = [float("nan")] * n, [0.0] * n
         self.prior_class = [0] * n
-        """Per entry, its prior-hours class while queued (``_class_of``)."""
+        """Per entry, its prior-hours class while queued (``ranked_class``)."""
         self.queues: list[list[tuple[float, int]]] = [[] for _ in range(PRIOR_HOURS_CLASSES)]
         self.constrained: SortedList = SortedList()
         self.constrained_added = False
         """A job joined ``constrained`` since the negotiator last matched them all."""
         self.advice: dict[int, JobAdvice] = {}
-        self.idle_by_class = [0] * PRIOR_HOURS_CLASSES
-        self.idle_total = 0
+        self.queued_by_class, self.idle_total = [0] * PRIOR_HOURS_CLASSES, 0
+        """Jobs in the advised queues by ranked class, and all jobs a cycle may match."""
+        self.idle_jobs = IdleJobs()  # every idle job by its own class, as the daemon counts them
         self.unadvised = Unadvised()  # jobs past the starvation bound (unadvised.py)
         self.new_jobs: list[int] = []
         self.evictions = {"owner": 0, "reboot": 0}
@@ -98,6 +100,7 @@ class JobBook:
 
     def _enqueue(self, j: int, entered: float | None = None) -> None:
         advice, now = self.advice.get(j), self.engine.time
+        self.idle_jobs.entered(j)
         entered = now if entered is None else entered
         until = self.unadvised.hold_ends(j, advice, entered, now)
         if until is not None or (advice is not None and advice.hold):
@@ -113,21 +116,13 @@ class JobBook:
             self.constrained.add((advice.min_idle_s, self.submit_t[j], j))
             self.constrained_added = True
         else:
-            k = self.prior_class[j] = self._class_of(j, advice)
+            k = self.prior_class[j] = ranked_class(self.class_attempt_s[j], advice)
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
-            self.idle_by_class[k] += 1
+            self.queued_by_class[k] += 1
         if j not in self.unadvised.members:
             self.unadvised.watch(j, entered)
         self.idle_total += 1
         self.on_queued()
-
-    def _class_of(self, j: int, advice: JobAdvice | None) -> int:
-        """The job's class: its longest (or last) attempt in whole hours, or the hours its advice
-        says it needs if more (``ADVISOR_CLASS`` in deploy/common/40), capped at the last class."""
-        hours = int(self.class_attempt_s[j] // 3600)
-        if advice is not None and advice.needs_hours is not None and advice.needs_hours > hours:
-            hours = advice.needs_hours
-        return hours if hours < LAST_CLASS else LAST_CLASS
 
     def _hold_ended(self, arg: tuple[int, float, JobAdvice]) -> None:
         j, entered, advice = arg
@@ -142,7 +137,7 @@ class JobBook:
         elif advice is not None and advice.min_idle_s is not None:
             self.constrained.discard((advice.min_idle_s, self.submit_t[j], j))
         else:
-            self.idle_by_class[self.prior_class[j]] -= 1
+            self.queued_by_class[self.prior_class[j]] -= 1
         self.idle_total -= 1
 
     def release(self, now: float) -> None:
@@ -163,7 +158,7 @@ class JobBook:
     def _announce(self, j: int, now: float) -> None:
         """Report the job idle at its submission and, as a live schedd does, at each eviction."""
         if self.emit is not None:
-            user, n, ran = self.jobs.user[self.parent[j]], self.attempts[j], self.class_attempt_s[j]
+            user, n, ran = self.jobs.user[self.parent[j]], self.attempts[j], self.idle_jobs.ran_s(j)
             self.emit(JobQueued(now, self.ids[j], user, n, ran, replicable=self.replicable[j]))
 
     def apply_advice(self, advice: dict[str, JobAdvice], index: dict[str, int]) -> None:
@@ -203,6 +198,7 @@ class JobBook:
     def start(self, j: int, m: int) -> None:
         now = self.engine.time
         self._dequeue(j)
+        self.idle_jobs.left(j)
         self.status[j] = RUNNING
         self.machine[j], self.started[j] = m, now
         self.attempts[j] += 1
@@ -244,6 +240,7 @@ class JobBook:
         if cause is not None:
             self.evictions[cause] += 1
             self.months.add(now, f"evictions_{cause}", 1)
+            self.idle_jobs.evicted(j, duration)
             self._announce(j, now)
             self._enqueue(j)
         elif outcome is REMOVED_BY_USER:
@@ -268,6 +265,7 @@ class JobBook:
         if status == RUNNING and self.pool_finish:
             self.pool_finish(self.machine[j], j, REMOVED_BY_USER)
         elif status in (QUEUED, HELD):
+            self.idle_jobs.left(j)
             if status == QUEUED:
                 self._dequeue(j)
             self.status[j] = REMOVED

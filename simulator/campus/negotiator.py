@@ -144,7 +144,7 @@ class Negotiator:
         pool.changed, pool.freed = set(), set()
         view = PoolView(
             machines=machines,
-            idle_jobs_by_prior_hours=tuple(book.idle_by_class),
+            idle_jobs_by_prior_hours=tuple(book.idle_jobs.by_class),
             new_jobs=[book.ids[j] for j in book.new_jobs],
         )
         book.new_jobs.clear()

@@ -40,7 +40,7 @@ class CampusPower:
         names, since = pool.names, pool.free_since
         machines = [MachineView(names[m], "idle", since[m]) for m in pool.free_awake]
         machines += [MachineView(names[m], "sleep", since[m]) for m in pool.sleeping]
-        view = PoolView(machines, tuple(self.book.idle_by_class))
+        view = PoolView(machines, tuple(self.book.idle_jobs.by_class))
         self.latest = self.policy.advise(view, now).machines
         for name, advice in self.latest.items():
             m = pool.index[name]

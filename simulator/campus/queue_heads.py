@@ -20,7 +20,7 @@ def oldest_heads(
     before the next unadvised job waiting (``unadvised.interleave``)."""
     heads = []
     before = book.unadvised.before
-    for k in compress(range(PRIOR_HOURS_CLASSES), book.idle_by_class):  # those waiting
+    for k in compress(range(PRIOR_HOURS_CLASSES), book.queued_by_class):  # those waiting
         if levels is not None and not levels(k):
             continue  # e.g. a class a bandit keeps queued
         head = book.head(k)

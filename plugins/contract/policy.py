@@ -55,8 +55,8 @@ class PoolView:
 
     machines: Sequence[MachineView]
     idle_jobs_by_prior_hours: Sequence[int]
-    """Every idle job by the whole hours of its longest attempt (its last, without job edits),
-    those advice keeps off included: what the schedd shows (docs/live-daemon.md)."""
+    """Every idle job by the whole hours of its longest attempt, those advice keeps off
+    included: what the schedd and the epochs show (docs/live-daemon.md)."""
     new_jobs: Sequence[str] = ()
     """The jobs submitted since the last view."""
 

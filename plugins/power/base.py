@@ -106,27 +106,28 @@ class PowerPolicy(Policy):
             return node_advice(view, self.decide(view))
         cluster = pool_as_cluster(view, now)
         decision = self.decide(cluster)
-        names = [m.name for m in view.machines]
         sleeping = [i for i, m in enumerate(view.machines) if m.state != "idle"]
         awake = [i for i, m in enumerate(view.machines) if m.state == "idle"]
         reserved = set((sleeping + awake)[: max(0, decision.reserve)])
-        expires = now + LIVE_ADVICE_S
-        ready = [i for i in awake if i not in reserved and i not in decision.switch_off]
+        switched_off = set(decision.switch_off)
+        ready = [i for i in awake if i not in reserved and i not in switched_off]
         # wake only the sleeping machines the waiting jobs need beyond the awake free ones
         wanted = max(0, len(cluster.queue_cores) - len(ready))
-        wake = set([i for i in sleeping if i not in reserved][:wanted])
-        advice = Advice()
-        for i, name in enumerate(names):
-            if i in reserved:
-                power, hold = PowerAdvice.RESERVE_OFF, True
-            elif i in decision.switch_off:
-                power, hold = PowerAdvice.MAY_SLEEP, False
-            elif i in wake:
-                power, hold = PowerAdvice.WAKE, False
-            else:
-                power, hold = PowerAdvice.ON, False
-            advice.machines[name] = MachineAdvice(power=power, hold=hold, expires=expires)
-        return advice
+        wake = [i for i in sleeping if i not in reserved][:wanted]
+        power = [PowerAdvice.ON] * len(view.machines)
+        for indices, state in (
+            (wake, PowerAdvice.WAKE),
+            (switched_off, PowerAdvice.MAY_SLEEP),
+            (reserved, PowerAdvice.RESERVE_OFF),
+        ):
+            for i in indices:
+                power[i] = state
+        expires = now + LIVE_ADVICE_S  # one advice per state: a pool's machines share them
+        said = {
+            p: MachineAdvice(power=p, hold=p == PowerAdvice.RESERVE_OFF, expires=expires)
+            for p in PowerAdvice
+        }
+        return Advice(machines={m.name: said[p] for m, p in zip(view.machines, power, strict=True)})
 
 
 def pool_as_cluster(view: PoolView, now: float) -> ClusterView:

@@ -43,14 +43,17 @@ class CampusPower:
         view = PoolView(machines, tuple(self.book.idle_jobs.by_class))
         self.latest = self.policy.advise(view, now).machines
         for name, advice in self.latest.items():
-            m = pool.index[name]
-            if advice.power == PowerAdvice.RESERVE_OFF and m in pool.free_awake:
-                pool.sleep_now(m)
-                self.applied["reserve-off"] += 1
-            elif advice.power == PowerAdvice.WAKE and m in pool.sleeping:
-                pool.wake(m)
-                self.applied["wake"] += 1
             self.applied["held"] += advice.hold
+            if advice.power == PowerAdvice.RESERVE_OFF:
+                m = pool.index[name]
+                if m in pool.free_awake:
+                    pool.sleep_now(m)
+                    self.applied["reserve-off"] += 1
+            elif advice.power == PowerAdvice.WAKE:
+                m = pool.index[name]
+                if m in pool.sleeping:
+                    pool.wake(m)
+                    self.applied["wake"] += 1
         self.engine.at(now + TICK_S, self.tick)
 
     ASKS_ONLY_WHEN_FREED = False

@@ -132,6 +132,11 @@ class MachineSpec:
     """Memory its jobs may share, in MB (inf: memory never limits)."""
     slots: str = SINGLE
 
+    @property
+    def jobs_at_once(self) -> int:
+        """One-core jobs it runs at once (``MachineInfo.jobs_at_once``)."""
+        return self.cores if self.slots == PARTITIONABLE else 1
+
 
 @dataclass(slots=True)
 class Inventory:

@@ -65,14 +65,16 @@ def test_the_later_start_is_expected_among_as_many_safest_machines_as_jobs_wait(
     assert (kept_off(lost, machines, np.zeros(2)) == kept_off(lost, machines, 0.0)).all()
 
 
-def ranks_with_jobs_waiting(waiting: int, options: dict[str, str]) -> tuple[float, float]:
+def ranks_with_jobs_waiting(
+    waiting: int, options: dict[str, str], quiet_jobs_at_once: int = 1
+) -> tuple[float, float]:
     """The ranks of class 11 at Monday 08:00 (reboot in 19 h) in a pool of nine machines of a room
     owners take every five hours and one of a room nobody comes to, after 60 jobs of 12 hours
     completed and ``waiting`` jobs were evicted after 11.5 hours an hour earlier."""
     machines = {
         f"busy-{i}": MachineInfo(f"busy-{i}", "busy", "Normal", 57.0, 40.0, 2.0) for i in range(9)
     }
-    machines["quiet"] = MachineInfo("quiet", "quiet", "Normal", 57.0, 40.0, 2.0)
+    machines["quiet"] = MachineInfo("quiet", "quiet", "Normal", 57.0, 40.0, 2.0, quiet_jobs_at_once)
     policy = FrugalPolicy(PolicyContext(machines, seed=1), {"futile_below": 0.0, **options})
     busy, quiet = (policy.arrivals.cluster_index[c] for c in ("busy", "quiet"))
     policy.arrivals.logins[busy] = 9000.0 / 5
@@ -99,3 +101,24 @@ def test_frugal_11_holds_a_class_for_the_safe_room_only_while_it_can_take_the_qu
     # one job may wait for the quiet machine; five cannot all start there
     assert (busy == HELD) is (waiting < 5)
     assert ranks_with_jobs_waiting(waiting, {"payback_queue": "off"})[0] == HELD  # frugal 10
+
+
+def test_a_partitionable_machine_takes_as_many_of_the_queue_as_it_has_cores() -> None:
+    """Five jobs wait: one single-slot quiet machine cannot take them all, an 8-core
+    partitionable one can, so the busy room stays held for it (docs/slots.md)."""
+    assert ranks_with_jobs_waiting(5, {})[0] > 0
+    busy, quiet = ranks_with_jobs_waiting(5, {}, quiet_jobs_at_once=8)
+    assert busy == HELD and quiet > 0
+    assert ranks_with_jobs_waiting(9, {}, quiet_jobs_at_once=8)[0] == HELD
+
+
+def test_after_a_restart_the_machines_are_counted_by_their_cores_again() -> None:
+    machines = {
+        "eight": MachineInfo("eight", "room", "Normal", 57.0, 40.0, 2.0, 8),
+        "one": MachineInfo("one", "room", "Normal", 57.0, 40.0, 2.0),
+    }
+    policy = FrugalPolicy(PolicyContext(machines, seed=1))
+    restored = FrugalPolicy(PolicyContext(machines, seed=1))
+    restored.load_state(json.loads(json.dumps(policy.state_dict())))
+    assert policy.arrivals.slots == restored.arrivals.slots == [9]
+    assert restored.arrivals.machines == [2]

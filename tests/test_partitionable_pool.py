@@ -71,6 +71,13 @@ def test_a_four_core_machine_runs_four_one_core_jobs_at_once_and_no_fifth() -> N
     assert first[3] < ends[0] <= first[4]  # the fifth waits for a core
 
 
+def test_a_policy_is_told_how_many_jobs_each_machine_runs_at_once() -> None:
+    """Its cores when partitionable, one when single: what the daemon reads from the slot ads."""
+    tr = trace(shared(n=2, cores=4), jobs=[])
+    tr.inventory.machines[1] = dataclasses.replace(tr.inventory.machines[1], slots="single")
+    assert [m.jobs_at_once for m in machine_infos(tr).values()] == [4, 1]
+
+
 def test_a_two_core_job_does_not_fit_a_machine_with_one_free_core() -> None:
     # A one-core job runs 4:00-6:00 on a two-core machine; a two-core job submitted at 4:10
     # starts only when both cores are free.

@@ -47,7 +47,8 @@ def machine_inventory(
         mtype = next((s.mtype for s in slots if s.mtype), None) or "default"
         cluster = next((s.cluster for s in slots if s.cluster), None) or "pool"
         w = types.get(mtype, watts)
-        return MachineInfo(name, cluster, mtype, w["active"], w["idle"], w["sleep"])
+        jobs_at_once = max(1, sum(s.jobs_at_once for s in slots))
+        return MachineInfo(name, cluster, mtype, w["active"], w["idle"], w["sleep"], jobs_at_once)
 
     return build
 

@@ -29,6 +29,8 @@ STARTD_PROJECTION = (
     "Cpus",
     "Memory",
     "TotalCpus",
+    "SlotType",
+    "TotalSlotCpus",
     CLUSTER_ATTR,
     TYPE_ATTR,
 )
@@ -51,6 +53,9 @@ class SlotAd:
     """The slot's memory, likewise (inf when the ad does not say)."""
     cluster: str | None
     mtype: str | None
+    jobs_at_once: int = 1
+    """One-core jobs the slot adds to its machine's capacity: a partitionable slot's total cores,
+    none for a dynamic slot (carved from it), one for a static slot (docs/slots.md)."""
 
     @property
     def last_input(self) -> float | None:
@@ -101,7 +106,20 @@ def slot_from_ad(ad: Mapping[str, Any]) -> SlotAd | None:
         memory_mb=max(0.0, memory) if memory is not None else math.inf,
         cluster=_text(ad.get(CLUSTER_ATTR)),
         mtype=_text(ad.get(TYPE_ATTR)),
+        jobs_at_once=_jobs_at_once(ad),
     )
+
+
+def _jobs_at_once(ad: Mapping[str, Any]) -> int:
+    kind = _text(ad.get("SlotType"))
+    if kind == "Dynamic":
+        return 0
+    if kind != "Partitionable":
+        return 1
+    total = _number(ad.get("TotalSlotCpus"))
+    if total is None:
+        total = _number(ad.get("TotalCpus"))
+    return max(1, int(total)) if total is not None else 1
 
 
 def group_by_machine(ads: Iterable[Mapping[str, Any]]) -> dict[str, list[SlotAd]]:

@@ -29,6 +29,9 @@ class MachineInfo:
     active_watts: float
     idle_watts: float
     sleep_watts: float
+    jobs_at_once: int = 1
+    """How many one-core jobs it runs at once: its cores when partitionable, one per static
+    slot otherwise (docs/slots.md)."""
 
 
 @dataclass(frozen=True, slots=True)

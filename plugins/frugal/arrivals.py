@@ -27,6 +27,9 @@ class OwnerArrivals:
         self.cluster_index: dict[str, int] = {}
         self.machines: list[int] = []
         """Machines per cluster."""
+        self.slots: list[int] = []
+        """One-core jobs the machines of each cluster run at once (``MachineInfo.jobs_at_once``):
+        a fact of the machines, not saved, counted again as they rejoin after a restart."""
         self.owned: list[int] = []
         """Machines of each cluster with an owner now."""
         self.logins = np.zeros((0, WEEK_HOURS))
@@ -42,11 +45,17 @@ class OwnerArrivals:
             if index is None:
                 index = self.cluster_index[cluster] = len(self.machines)
                 self.machines.append(0)
+                self.slots.append(0)
                 self.owned.append(0)
                 self.since.append(math.nan)
                 self.logins = np.vstack([self.logins, np.zeros((1, WEEK_HOURS))])
                 self.exposure = np.vstack([self.exposure, np.zeros((1, WEEK_HOURS))])
             self.machines[index] += 1
+
+    def count_slots(self, clusters: Sequence[str], jobs_at_once: Sequence[int]) -> None:
+        """Machines of joined ``clusters`` running ``jobs_at_once`` jobs each (one entry each)."""
+        for cluster, jobs in zip(clusters, jobs_at_once, strict=True):
+            self.slots[self.cluster_index[cluster]] += jobs
 
     def _count(self, c: int, now: float) -> None:
         """Add cluster c's free machine-hours since it was last counted, hour by hour."""
@@ -120,6 +129,7 @@ class OwnerArrivals:
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.cluster_index = {c: i for i, c in enumerate(state["clusters"])}
         self.machines = [int(n) for n in state["machines"]]
+        self.slots = [0] * len(self.machines)
         self.owned = [int(n) for n in state["owned"]]
         self.logins = np.asarray(state["logins"], dtype=float).reshape(-1, WEEK_HOURS)
         self.exposure = np.asarray(state["exposure"], dtype=float).reshape(-1, WEEK_HOURS)

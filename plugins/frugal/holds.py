@@ -37,16 +37,16 @@ def room_holds(
     """Per room and class, the payback and the futile-start holds (each off when asked), none
     where a class is at its best start of the day (futile.py, ``futile_later``); the payback
     hold expects a later start among as many of the safest machines as ``waiting`` jobs of the
-    class (waiting.py, ``payback_queue``)."""
+    class (waiting.py, ``payback_queue``), counting the jobs each room's machines run at once."""
     rooms = len(arrivals.machines)
     off = np.zeros((rooms, PRIOR_HOURS_CLASSES), dtype=bool)
     how, futile = options["payback"], options["futile_below"]
     if not rooms:
         return off
-    machines = np.asarray(arrivals.machines)
+    slots = np.asarray(arrivals.slots)
     share: float | np.ndarray = options["payback_later"]
     if options["payback_queue"] == "on":
-        share = np.maximum(share, waiting / machines.sum())
+        share = np.maximum(share, waiting / slots.sum())
     runtimes, shares = fates.runtime_spread()
     best_now = np.zeros_like(off)
     if futile > 0:
@@ -59,8 +59,8 @@ def room_holds(
     if how == "mean":
         needed = fates.runtime_needed_h()
         rates = arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(needed.max())) + 2)
-        off |= kept_off(lost_hours(rates, needed, to_reboot_h), machines, share)
+        off |= kept_off(lost_hours(rates, needed, to_reboot_h), slots, share)
     elif how == "spread":
         rates = arrivals.rates_ahead(now, MAX_WAIT_H + int(np.ceil(runtimes.max())) + 2)
-        off |= kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, machines, share)
+        off |= kept_off(lost_hours(rates, runtimes, to_reboot_h) @ shares.T, slots, share)
     return off & ~best_now  # no hold at a class's best start of the day (futile.py)

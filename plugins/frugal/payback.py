@@ -70,10 +70,10 @@ def lost_hours(rates_ahead: np.ndarray, runtimes_h: np.ndarray, to_reboot_h: flo
 
 def kept_off(lost: np.ndarray, machines: np.ndarray, share: float | np.ndarray = 0.0) -> np.ndarray:
     """held[c, k]: whether class k is kept off room c now, as waiting pays (``lost``: L[c, d, k]
-    of ``lost_hours``, or its mean over a class's runtimes; ``machines`` per room). The later
-    start is in the safest room (``share`` 0), or in a machine drawn from the safest rooms that
-    hold ``share`` of the machines (1: any machine, as random placement), per class when
-    ``share`` is an array."""
+    of ``lost_hours``, or its mean over a class's runtimes; ``machines`` per room, or the jobs
+    they run at once). The later start is in the safest room (``share`` 0), or in a machine
+    drawn from the safest rooms that hold ``share`` of the machines (1: any machine, as random
+    placement), per class when ``share`` is an array."""
     if not len(lost):
         return np.zeros((0, lost.shape[-1]), dtype=bool)
     after = lost[:, 1:, :]

@@ -15,8 +15,8 @@ enough idle time) cost overhead on pools they were not tuned on (docs/robust-pol
   (``hold_never_finishers``), when class k's jobs surely never finish (fates.py).
 - Keep class k off room c (rank -1 there) while waiting for a safer hour or room is expected to
   finish its jobs sooner than starting in c now (payback.py, frugal 2; the later start expected
-  in the safest room, frugal 3, or in as many of the safest machines as jobs wait, frugal 11,
-  waiting.py): it costs them nothing in expectation and saves a run that would be cut short.
+  in the safest room, frugal 3, or on the safest machines, one job per core, as many as wait,
+  frugal 11, waiting.py): it costs them nothing in expectation and saves a run cut short.
 - Keep class k off room c while a start there now completes with a chance below
   ``futile_below`` (futile.py, frugal 5): the reboot rule extended to owners. Since frugal 10 no
   hold keeps a class off the rooms where a start now is its likeliest of the day.
@@ -113,6 +113,7 @@ class FrugalPolicy(Policy):
         self.arrivals.join([m.cluster for m in unseen])
         self.cluster_of.update((m.name, m.cluster) for m in unseen)
         new = [m for m in machines if m.name not in self.group_of]
+        self.arrivals.count_slots([m.cluster for m in new], [m.jobs_at_once for m in new])
         for m in new:
             name = f"{m.cluster}@{m.active_watts:g}W"
             self.group_of[m.name] = name

@@ -1,5 +1,5 @@
 """The jobs waiting per prior-hours class, which the payback hold expects to share the safest
-machines (payback.py, ``payback_queue``; frugal 11).
+machines, one job per core (payback.py, ``payback_queue``; frugal 11).
 
 Counted from the policy's own events (a job queued, started or gone), so that the replay and the
 daemon count alike. A wait is counted for a day at most (``payback.MAX_WAIT_H``): by then the

@@ -58,7 +58,9 @@ class ReplayResult:
 
 def machine_infos(trace: Trace) -> dict[str, MachineInfo]:
     return {
-        m.name: MachineInfo(m.name, m.cluster, m.mtype, m.active_watts, m.idle_watts, m.sleep_watts)
+        m.name: MachineInfo(
+            m.name, m.cluster, m.mtype, m.active_watts, m.idle_watts, m.sleep_watts, m.jobs_at_once
+        )
         for m in trace.inventory.machines
     }
 

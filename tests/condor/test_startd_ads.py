@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor.condor.factory import NORMAL_WATTS, machine_inventory
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.startd_ads import group_by_machine, slot_from_ad
 from condor.fixtures import machine_ads
@@ -126,3 +127,17 @@ def test_a_partitionable_slot_is_offered_with_what_its_dynamic_slots_left(
     machines = group_by_machine(full)
     tracker.update(machines, now=0.0)
     assert tracker.views(machines) == []
+
+
+@pytest.mark.parametrize(
+    ("ads", "jobs"),
+    [("StatusAds/partionable8core", 8), ("StatusAds/basic4slot", 4), ("StatusAds/small1slot", 1)],
+)
+def test_a_machine_runs_as_many_jobs_as_its_partitionable_cores_or_static_slots(
+    shared_data: Path, ads: str, jobs: int
+) -> None:
+    """The capacity frugal's payback hold counts (docs/slots.md): the dynamic slots of the
+    8-core machine are carved from its partitionable slot and add nothing."""
+    ((machine, slots),) = group_by_machine(_ads(shared_data, ads)).items()
+    info = machine_inventory(NORMAL_WATTS, {})(machine, slots)
+    assert info.jobs_at_once == jobs

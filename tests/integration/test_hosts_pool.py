@@ -40,6 +40,7 @@ from integration.pool.hosts import (
     CM,
     COLLECTOR,
     CONTROL_OFF,
+    CORES,
     LOCAL,
     HostsPool,
 )
@@ -298,6 +299,9 @@ def test_jobs_follow_the_advice_share_a_slot_and_leave_together_with_the_owner(
 
     assert wait_for(lambda: len(found := dynamic_slots()) == 2 and found, 15, "two dynamic slots")
     assert dynamic_slots() == [EP1, EP1]
+    # the daemon counts each machine as the jobs it runs at once, its partitionable slot's cores
+    machines = json.loads((tmp_path / "state/condor-journal/machines.json").read_text())
+    assert {m: machines[m]["jobs_at_once"] for m in (EP1, EP2)} == {EP1: CORES, EP2: CORES}
     time.sleep(8)  # several negotiation cycles: the third job waits, ep2 is held
     assert running_on(hosts_pool) == two
     # the owner comes back to ep1: both jobs are evicted, and the daemon sees both as the owner's

@@ -9,7 +9,7 @@ import pytest
 from dedicatedkit import random_workload, tiny_agent, workload
 
 from plugins.contract.advice import MachineAdvice, PowerAdvice
-from plugins.contract.policy import MachineView, OptionError, PolicyContext, PoolView
+from plugins.contract.policy import MachineInfo, MachineView, OptionError, PolicyContext, PoolView
 from plugins.contract.registry import available
 from plugins.power.base import PowerPolicy
 from plugins.power.or_oracle import OrOraclePolicy
@@ -118,3 +118,17 @@ def test_power_policies_speak_the_normal_advice_protocol() -> None:
     reserved = ppo.advise(PoolView(machines, [0] * 24), 0.0)
     for m in reserved.machines.values():
         assert m.hold == (m.power == PowerAdvice.RESERVE_OFF)
+
+
+@pytest.mark.parametrize(("cores", "woken"), [(1, ["b", "c"]), (4, [])])
+def test_a_free_partitionable_machine_takes_as_many_waiting_jobs_as_it_has_free_cores(
+    cores: int, woken: list[str]
+) -> None:
+    """Three jobs wait, one machine is awake and free: a 4-core partitionable one takes them
+    all, so no sleeping machine is woken for them; a single one takes one (docs/slots.md)."""
+    info = {n: MachineInfo(n, "room", "normal", 57.0, 40.0, 2.0, cores) for n in "abcd"}
+    timeout = TimeoutPolicy(PolicyContext(info), {"t": 60.0})
+    awake = [MachineView("a", "idle", 0.0, None, 4)]
+    asleep = [MachineView(n, "sleep", 0.0, None, 4) for n in "bcd"]
+    advice = timeout.advise(PoolView(awake + asleep, [3] + [0] * 23), 120.0)
+    assert [n for n, a in advice.machines.items() if a.power == PowerAdvice.WAKE] == woken

@@ -18,7 +18,7 @@ from abc import abstractmethod
 import numpy as np
 
 from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
-from plugins.contract.policy import Policy, PoolView
+from plugins.contract.policy import MachineView, Policy, PoolView
 from plugins.power.view import (
     COMPUTING,
     IDLE,
@@ -111,9 +111,14 @@ class PowerPolicy(Policy):
         reserved = set((sleeping + awake)[: max(0, decision.reserve)])
         switched_off = set(decision.switch_off)
         ready = [i for i in awake if i not in reserved and i not in switched_off]
-        # wake only the sleeping machines the waiting jobs need beyond the awake free ones
-        wanted = max(0, len(cluster.queue_cores) - len(ready))
-        wake = [i for i in sleeping if i not in reserved][:wanted]
+        # wake only the sleeping machines the waiting jobs need beyond what the awake free take
+        wanted = len(cluster.queue_cores) - sum(self._jobs_taken(view.machines[i]) for i in ready)
+        wake = []
+        for i in (i for i in sleeping if i not in reserved):
+            if wanted <= 0:
+                break
+            wake.append(i)
+            wanted -= self._jobs_taken(view.machines[i])
         power = [PowerAdvice.ON] * len(view.machines)
         for indices, state in (
             (wake, PowerAdvice.WAKE),
@@ -128,6 +133,12 @@ class PowerPolicy(Policy):
             for p in PowerAdvice
         }
         return Advice(machines={m.name: said[p] for m, p in zip(view.machines, power, strict=True)})
+
+    def _jobs_taken(self, machine: MachineView) -> int:
+        """One-core jobs the free machine takes now: a partitionable one as many as its free
+        cores, up to its size (docs/slots.md); one otherwise."""
+        info = self.context.machines.get(machine.name)
+        return min(info.jobs_at_once if info else 1, machine.free_cores)
 
 
 def pool_as_cluster(view: PoolView, now: float) -> ClusterView:

@@ -37,9 +37,13 @@ class CampusPower:
 
     def tick(self, _: object = None) -> None:
         pool, now = self.pool, self.engine.now()
-        names, since = pool.names, pool.free_since
-        machines = [MachineView(names[m], "idle", since[m]) for m in pool.free_awake]
-        machines += [MachineView(names[m], "sleep", since[m]) for m in pool.sleeping]
+        names, since, cores = pool.names, pool.free_since, pool.free_cores
+        machines = [
+            MachineView(names[m], "idle", since[m], None, cores[m]) for m in pool.free_awake
+        ]
+        machines += [
+            MachineView(names[m], "sleep", since[m], None, cores[m]) for m in pool.sleeping
+        ]
         view = PoolView(machines, tuple(self.book.idle_jobs.by_class))
         self.latest = self.policy.advise(view, now).machines
         for name, advice in self.latest.items():

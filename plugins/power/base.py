@@ -114,11 +114,12 @@ class PowerPolicy(Policy):
         # wake only the sleeping machines the waiting jobs need beyond what the awake free take
         wanted = len(cluster.queue_cores) - sum(self._jobs_taken(view.machines[i]) for i in ready)
         wake = []
-        for i in (i for i in sleeping if i not in reserved):
+        for i in sleeping:
             if wanted <= 0:
                 break
-            wake.append(i)
-            wanted -= self._jobs_taken(view.machines[i])
+            if i not in reserved:
+                wake.append(i)
+                wanted -= self._jobs_taken(view.machines[i])
         power = [PowerAdvice.ON] * len(view.machines)
         for indices, state in (
             (wake, PowerAdvice.WAKE),
@@ -135,8 +136,8 @@ class PowerPolicy(Policy):
         return Advice(machines={m.name: said[p] for m, p in zip(view.machines, power, strict=True)})
 
     def _jobs_taken(self, machine: MachineView) -> int:
-        """One-core jobs the free machine takes now: a partitionable one as many as its free
-        cores, up to its size (docs/slots.md); one otherwise."""
+        """One-core jobs the free machine takes now: as many as its free cores, up to the jobs
+        it runs at once (one on a single slot; docs/slots.md)."""
         info = self.context.machines.get(machine.name)
         return min(info.jobs_at_once if info else 1, machine.free_cores)
 

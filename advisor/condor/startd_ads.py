@@ -53,7 +53,7 @@ class SlotAd:
     """The slot's memory, likewise (inf when the ad does not say)."""
     cluster: str | None
     mtype: str | None
-    jobs_at_once: int = 1
+    jobs_at_once: int
     """One-core jobs the slot adds to its machine's capacity: a partitionable slot's total cores,
     none for a dynamic slot (carved from it), one for a static slot (docs/slots.md)."""
 

@@ -32,23 +32,23 @@ def test_a_wait_is_counted_from_a_submission_or_an_eviction_until_a_start_or_a_r
     waiting.observe(JobQueued(MONDAY, "1.0", "ann"), LONGEST)
     waiting.observe(JobQueued(MONDAY, "1.1", "ann"), LONGEST)
     waiting.observe(JobQueued(MONDAY, "1.2", "ann"), LONGEST)
-    assert waiting.by_class(MONDAY + H)[0] == 3
+    assert waiting.by_class(MONDAY + H, 1)[0] == 3
     waiting.observe(AttemptStarted(MONDAY + H, "1.0", "pc"), LONGEST)
     waiting.observe(AttemptStarted(MONDAY + H, "1.1", "pc"), LONGEST)
     waiting.observe(JobRemoved(MONDAY + H, "1.2"), LONGEST)
-    assert not waiting.by_class(MONDAY + H).any()
+    assert not waiting.by_class(MONDAY + H, 1).any()
     evicted_at = MONDAY + 13 * H
     waiting.observe(AttemptEnded(evicted_at, "1.0", "pc", EVICTED, MONDAY + H), LONGEST)
     waiting.observe(AttemptEnded(evicted_at, "1.1", "pc", EVICTED, MONDAY + H), LONGEST)
     # a daemon reports the requeue too: it is no second wait
     waiting.observe(JobQueued(evicted_at, "1.0", "ann", prior_attempts=1), LONGEST)
-    counts = waiting.by_class(evicted_at + H)
+    counts = waiting.by_class(evicted_at + H, 1)
     assert counts[11] == 1 and counts[23] == 1 and counts.sum() == 2  # 30 h: the last class
     restored = WaitingJobs()
     restored.load_state(json.loads(json.dumps(waiting.state_dict())))
-    assert (restored.by_class(evicted_at + H) == counts).all()
+    assert (restored.by_class(evicted_at + H, 1) == counts).all()
     # after a day the starvation bound matches them without advice: no longer counted
-    assert not waiting.by_class(evicted_at + DAY + 1).any()
+    assert not waiting.by_class(evicted_at + DAY + 1, 1).any()
 
 
 def test_the_later_start_is_expected_among_as_many_safest_machines_as_jobs_wait() -> None:
@@ -66,11 +66,12 @@ def test_the_later_start_is_expected_among_as_many_safest_machines_as_jobs_wait(
 
 
 def ranks_with_jobs_waiting(
-    waiting: int, options: dict[str, str], quiet_jobs_at_once: int = 1
+    waiting: int, options: dict[str, str], quiet_jobs_at_once: int = 1, cpus: int = 1
 ) -> tuple[float, float]:
     """The ranks of class 11 at Monday 08:00 (reboot in 19 h) in a pool of nine machines of a room
     owners take every five hours and one of a room nobody comes to, after 60 jobs of 12 hours
-    completed and ``waiting`` jobs were evicted after 11.5 hours an hour earlier."""
+    completed and ``waiting`` jobs requesting ``cpus`` cores each were evicted after 11.5 hours
+    an hour earlier."""
     machines = {
         f"busy-{i}": MachineInfo(f"busy-{i}", "busy", "Normal", 57.0, 40.0, 2.0) for i in range(9)
     }
@@ -85,6 +86,8 @@ def ranks_with_jobs_waiting(
         policy.observe(ended)
     now = MONDAY + 21 * DAY + 8 * H
     for job in range(waiting):
+        policy.observe(JobQueued(now - 13 * H, f"2.{job}", "ann", cpus=cpus))
+        policy.observe(AttemptStarted(now - 12.5 * H, f"2.{job}", "quiet"))
         policy.observe(AttemptEnded(now - H, f"2.{job}", "quiet", EVICTED, now - 12.5 * H))
     view = PoolView([MachineView(m, "idle", now - H) for m in machines], [0] * 24)
     advice = policy.advise(view, now)
@@ -110,6 +113,42 @@ def test_a_partitionable_machine_takes_as_many_of_the_queue_as_it_has_cores() ->
     busy, quiet = ranks_with_jobs_waiting(5, {}, quiet_jobs_at_once=8)
     assert busy == HELD and quiet > 0
     assert ranks_with_jobs_waiting(9, {}, quiet_jobs_at_once=8)[0] == HELD
+
+
+def test_a_job_that_requests_several_cores_counts_as_that_many_of_the_queue() -> None:
+    """frugal 12: four 2-core jobs take as many cores as eight one-core jobs, more than the
+    safest 2-core partitionable machine is expected to take, so the busy room is no longer held
+    for it; on single-slot machines each takes one whole machine, as a one-core job does."""
+    busy_held_for = {
+        (jobs, cpus): ranks_with_jobs_waiting(jobs, {}, quiet_jobs_at_once=2, cpus=cpus)[0]
+        for jobs, cpus in ((4, 1), (8, 1), (4, 2))
+    }
+    assert busy_held_for[4, 1] == HELD and busy_held_for[8, 1] > 0
+    assert busy_held_for[4, 2] == busy_held_for[8, 1]
+    assert ranks_with_jobs_waiting(4, {}, cpus=2) == ranks_with_jobs_waiting(4, {})
+
+
+def test_a_waiting_job_is_counted_by_the_cores_it_takes_until_it_leaves_the_queue() -> None:
+    waiting = WaitingJobs()
+    waiting.observe(JobQueued(MONDAY, "1.0", "ann", cpus=4), LONGEST)
+    waiting.observe(JobQueued(MONDAY, "2.0", "ann"), LONGEST)
+    assert waiting.by_class(MONDAY + H, most_at_once=8)[0] == 5
+    assert waiting.by_class(MONDAY + H, most_at_once=2)[0] == 3  # 4 cores fit no machine: 2
+    assert waiting.by_class(MONDAY + H, most_at_once=1)[0] == 2  # a single slot each
+    waiting.observe(AttemptStarted(MONDAY + H, "1.0", "pc"), LONGEST)
+    waiting.observe(AttemptEnded(MONDAY + 13 * H, "1.0", "pc", EVICTED, MONDAY + H), LONGEST)
+    assert waiting.by_class(MONDAY + 14 * H, most_at_once=8)[11] == 4  # evicted: still 4 cores
+    restored = WaitingJobs()
+    restored.load_state(json.loads(json.dumps(waiting.state_dict())))
+    assert restored.by_class(MONDAY + 14 * H, most_at_once=8)[11] == 4
+    waiting.observe(AttemptStarted(MONDAY + 14 * H, "1.0", "pc"), LONGEST)
+    waiting.observe(
+        AttemptEnded(MONDAY + 15 * H, "1.0", "pc", AttemptOutcome.COMPLETED, 0), LONGEST
+    )
+    assert not waiting.cpus  # gone for good: forgotten
+    older = WaitingJobs()  # a frugal 11 snapshot: the waits alone, one core each
+    older.load_state({"2.0": [0, MONDAY]})
+    assert older.by_class(MONDAY + H, most_at_once=8)[0] == 1
 
 
 def test_after_a_restart_the_machines_are_counted_by_their_cores_again() -> None:

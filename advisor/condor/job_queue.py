@@ -30,6 +30,7 @@ QUEUE_PROJECTION = (
     "EnteredCurrentStatus",
     "AllowedExecuteDuration",
     "AdvisorPriorHours",
+    "RequestCpus",
 )
 QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2"
 IDLE, RUNNING = 1, 2
@@ -62,6 +63,13 @@ def submitted(events: Iterable[Event]) -> list[str]:
     return [e.job_id for e in events if isinstance(e, JobQueued) and not e.prior_attempts]
 
 
+def request_cpus(ad: Mapping[str, Any]) -> int:
+    """The cores the job requests; 1 (HTCondor's default) where ``RequestCpus`` is not a whole
+    number yet, e.g. an expression the negotiator evaluates against each machine."""
+    value = ad.get("RequestCpus")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
 def limit(ad: Mapping[str, Any]) -> float | None:
     """The job's runtime bound, ``allowed_execute_duration`` in its submit file (the schedd
     holds a job that runs longer): the estimate a live pool gives queue-ordering policies."""
@@ -80,6 +88,8 @@ class QueueTracker:
     longest: dict[str, float] = field(default_factory=dict)
     understated: dict[str, int] = field(default_factory=dict)
     """Idle jobs whose longest attempt (whole hours) is a class the pool's expression misses."""
+    by_cpus: dict[int, int] = field(default_factory=dict)
+    """The idle jobs of the last update by the cores they request (``PoolView``)."""
 
     def record_attempt(self, jid: str, seconds: float) -> None:
         self.longest[jid] = max(self.longest.get(jid, 0.0), seconds)
@@ -95,7 +105,7 @@ class QueueTracker:
         by_class = [0] * PRIOR_HOURS_CLASSES
         idle_now: set[str] = set()
         queued: set[str] = set()
-        self.understated = {}
+        self.understated, self.by_cpus = {}, {}
         for ad in ads:
             jid = job_id(ad)
             if jid is None:
@@ -104,6 +114,8 @@ class QueueTracker:
             status = ad.get("JobStatus")
             if status == IDLE:
                 idle_now.add(jid)
+                cpus = request_cpus(ad)
+                self.by_cpus[cpus] = self.by_cpus.get(cpus, 0) + 1
                 prior = self.prior_s(jid, ad)
                 by_class[hours_class(prior)] += 1
                 if hours_class(prior) != pool_prior_class(ad):
@@ -118,7 +130,9 @@ class QueueTracker:
                     prior_n = int(starts) if isinstance(starts, int) else 0
                     owner = str(ad.get("Owner") or "unknown")
                     events.append(
-                        JobQueued(t, jid, owner, prior_n, prior, expected_runtime_s=limit(ad))
+                        JobQueued(
+                            t, jid, owner, prior_n, prior, expected_runtime_s=limit(ad), cpus=cpus
+                        )
                     )
             elif status == RUNNING:
                 machine = machine_of(ad.get("RemoteHost"))

@@ -123,12 +123,16 @@ class CondorPoolSource:
             events += self.tracker.update(grouped, now)
             views = self.tracker.views(grouped)
         by_class = [0] * PRIOR_HOURS_CLASSES
+        by_cpus: dict[int, int] = {}
         new_jobs: list[str] = []
         for schedd in self.schedds:
             schedd_events, counts = self._schedd(schedd, now)
             if counts is None:
                 healthy = False
                 counts = [0] * PRIOR_HOURS_CLASSES
+            else:
+                for cpus, n in schedd.queue.by_cpus.items():
+                    by_cpus[cpus] = by_cpus.get(cpus, 0) + n
             by_class = [a + b for a, b in zip(by_class, counts, strict=True)]
             events += schedd_events
             new_jobs += submitted(schedd_events)
@@ -137,7 +141,7 @@ class CondorPoolSource:
         events.sort(key=lambda e: e.time)
         if self.journal is not None:
             self.journal.append(events)
-        self.last_view = PoolView(views, by_class, new_jobs)
+        self.last_view = PoolView(views, by_class, new_jobs, by_cpus)
         return Observation(events, self.last_view, dict(self.machines), healthy)
 
     def understated(self) -> dict[str, dict[str, int]]:

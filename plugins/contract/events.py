@@ -68,6 +68,9 @@ class JobQueued:
     """The submitter's execution-time estimate, when the pool or trace gives one."""
     replicable: bool = False
     """The job may run as several replicas (``JobAdvice.replicas``, paper 003)."""
+    cpus: int = 1
+    """The cores it requests (``RequestCpus``; 1, HTCondor's default, where the source does not
+    say): what it takes of a partitionable machine (docs/slots.md)."""
 
 
 @dataclass(frozen=True, slots=True)

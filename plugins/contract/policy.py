@@ -62,6 +62,16 @@ class PoolView:
     included: what the schedd and the epochs show (docs/live-daemon.md)."""
     new_jobs: Sequence[str] = ()
     """The jobs submitted since the last view."""
+    idle_jobs_by_cpus: Mapping[int, int] = field(default_factory=dict)
+    """The same idle jobs by the cores they request (``RequestCpus``); empty where the source
+    does not say, and then each counts as a one-core job."""
+
+    def one_core_jobs(self, most_at_once: int) -> int:
+        """The idle jobs as one-core jobs: a k-core job takes k cores of a partitionable machine
+        and a whole single-slot one, so it counts min(k, ``most_at_once``), the most one-core jobs
+        any machine of the pool runs at once (docs/slots.md)."""
+        by_cpus = self.idle_jobs_by_cpus or {1: sum(self.idle_jobs_by_prior_hours)}
+        return sum(n * min(cpus, most_at_once) for cpus, n in by_cpus.items())
 
 
 class Oracle(Protocol):

@@ -30,6 +30,8 @@ class OwnerArrivals:
         self.slots: list[int] = []
         """One-core jobs the machines of each cluster run at once (``MachineInfo.jobs_at_once``):
         a fact of the machines, not saved, counted again as they rejoin after a restart."""
+        self.most_at_once = 1
+        """The most one-core jobs one machine runs at once (the same kind of fact)."""
         self.owned: list[int] = []
         """Machines of each cluster with an owner now."""
         self.logins = np.zeros((0, WEEK_HOURS))
@@ -56,6 +58,7 @@ class OwnerArrivals:
         """Machines of joined ``clusters`` running ``jobs_at_once`` jobs each (one entry each)."""
         for cluster, jobs in zip(clusters, jobs_at_once, strict=True):
             self.slots[self.cluster_index[cluster]] += jobs
+            self.most_at_once = max(self.most_at_once, jobs)
 
     def _count(self, c: int, now: float) -> None:
         """Add cluster c's free machine-hours since it was last counted, hour by hour."""
@@ -129,7 +132,7 @@ class OwnerArrivals:
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.cluster_index = {c: i for i, c in enumerate(state["clusters"])}
         self.machines = [int(n) for n in state["machines"]]
-        self.slots = [0] * len(self.machines)
+        self.slots, self.most_at_once = [0] * len(self.machines), 1
         self.owned = [int(n) for n in state["owned"]]
         self.logins = np.asarray(state["logins"], dtype=float).reshape(-1, WEEK_HOURS)
         self.exposure = np.asarray(state["exposure"], dtype=float).reshape(-1, WEEK_HOURS)

@@ -15,8 +15,8 @@ enough idle time) cost overhead on pools they were not tuned on (docs/robust-pol
   (``hold_never_finishers``), when class k's jobs surely never finish (fates.py).
 - Keep class k off room c (rank -1 there) while waiting for a safer hour or room is expected to
   finish its jobs sooner than starting in c now (payback.py, frugal 2; the later start expected
-  in the safest room, frugal 3, or on the safest machines, one job per core, as many as wait,
-  frugal 11, waiting.py): it costs them nothing in expectation and saves a run cut short.
+  in the safest room, frugal 3, or on as many of the safest machines' cores as wait, frugal 11,
+  a k-core job as k, frugal 12, waiting.py): it costs nothing in expectation, saves a cut run.
 - Keep class k off room c while a start there now completes with a chance below
   ``futile_below`` (futile.py, frugal 5): the reboot rule extended to owners. Since frugal 10 no
   hold keeps a class off the rooms where a start now is its likeliest of the day.
@@ -79,7 +79,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "11"
+    VERSION = "12"
     OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
     WANTS = frozenset({*JOB_EVENTS, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
@@ -212,7 +212,7 @@ class FrugalPolicy(Policy):
         stated: set[str] = set()
         if hour != self.hour:  # the rows change with the hour (rates, the reboot) and learning
             self.hour = hour
-            new_rows = self._rows(now, self.waiting.by_class(now))
+            new_rows = self._rows(now, self.waiting.by_class(now, self.arrivals.most_at_once))
             stated = {n for n, r in new_rows.items() if self.rows.get(n) != r}
             self.rows = new_rows
             self.open_share = open_shares([self.rows[n] for n in self.group_of.values()])

@@ -1,5 +1,6 @@
 """The jobs waiting per prior-hours class, which the payback hold expects to share the safest
-machines, one job per core (payback.py, ``payback_queue``; frugal 11).
+machines, one job per core (payback.py, ``payback_queue``; frugal 11), a job that requests k cores
+as k such jobs (frugal 12).
 
 Counted from the policy's own events (a job queued, started or gone), so that the replay and the
 daemon count alike. A wait is counted for a day at most (``payback.MAX_WAIT_H``): by then the
@@ -20,6 +21,7 @@ from plugins.contract.clock import HOUR
 from plugins.contract.events import (
     EVICTIONS,
     AttemptEnded,
+    AttemptOutcome,
     AttemptStarted,
     Event,
     JobQueued,
@@ -28,11 +30,16 @@ from plugins.contract.events import (
 from plugins.frugal.fates import JobFates
 from plugins.frugal.payback import MAX_WAIT_H
 
+GONE = (AttemptOutcome.COMPLETED, AttemptOutcome.REMOVED)
+"""The outcomes after which a job is never queued again."""
+
 
 class WaitingJobs:
     def __init__(self) -> None:
         self.waits: dict[str, tuple[int, float]] = {}
         """Per waiting job, its class and when its wait began."""
+        self.cpus: dict[str, int] = {}
+        """Per job in the queue that requests more than one core, its cores."""
 
     def observe(self, event: Event, longest_s: Mapping[str, float]) -> None:
         """A wait begins at a submission or an eviction (in the class of the job's longest attempt,
@@ -40,23 +47,34 @@ class WaitingJobs:
         ``JobQueued``; it is counted at the eviction, as in a replay."""
         if isinstance(event, JobQueued) and not event.prior_attempts:
             self.waits[event.job_id] = (0, event.time)
+            if event.cpus > 1:
+                self.cpus[event.job_id] = event.cpus
         elif isinstance(event, AttemptEnded) and event.outcome in EVICTIONS:
             k = JobFates.class_of(longest_s.get(event.job_id, 0.0))
             self.waits[event.job_id] = (k, event.time)
         elif isinstance(event, AttemptStarted | JobRemoved):
             self.waits.pop(event.job_id, None)
+        if isinstance(event, JobRemoved) or (
+            isinstance(event, AttemptEnded) and event.outcome in GONE
+        ):
+            self.cpus.pop(event.job_id, None)
 
-    def by_class(self, now: float) -> np.ndarray:
-        """Jobs per class whose wait began within the last day (older ones are forgotten)."""
+    def by_class(self, now: float, most_at_once: int) -> np.ndarray:
+        """One-core jobs per class whose wait began within the last day (older ones are
+        forgotten). A k-core job counts min(k, ``most_at_once``): the cores it takes of a
+        partitionable machine, a whole single-slot one (``PoolView.one_core_jobs``)."""
         oldest = now - MAX_WAIT_H * HOUR
         self.waits = {job: wait for job, wait in self.waits.items() if wait[1] >= oldest}
         counts = np.zeros(PRIOR_HOURS_CLASSES)
-        for k, _ in self.waits.values():
-            counts[k] += 1
+        for job, (k, _) in self.waits.items():
+            counts[k] += min(self.cpus.get(job, 1), most_at_once)
         return counts
 
     def state_dict(self) -> dict[str, Any]:
-        return {job: list(wait) for job, wait in self.waits.items()}
+        return {"waits": {job: list(wait) for job, wait in self.waits.items()}, "cpus": self.cpus}
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.waits = {job: (int(k), float(since)) for job, (k, since) in state.items()}
+        """Also a snapshot written before frugal 12, which had the waits alone (one core each)."""
+        waits, cpus = (state["waits"], state["cpus"]) if "waits" in state else (state, {})
+        self.waits = {job: (int(k), float(since)) for job, (k, since) in waits.items()}
+        self.cpus = {job: int(n) for job, n in cpus.items()}

@@ -112,7 +112,8 @@ class PowerPolicy(Policy):
         switched_off = set(decision.switch_off)
         ready = [i for i in awake if i not in reserved and i not in switched_off]
         # wake only the sleeping machines the waiting jobs need beyond what the awake free take
-        wanted = len(cluster.queue_cores) - sum(self._jobs_taken(view.machines[i]) for i in ready)
+        most = max((m.jobs_at_once for m in self.context.machines.values()), default=1)
+        wanted = view.one_core_jobs(most) - sum(self._jobs_taken(view.machines[i]) for i in ready)
         wake = []
         for i in sleeping:
             if wanted <= 0:

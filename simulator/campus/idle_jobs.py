@@ -9,7 +9,10 @@ shown the same queue in a replay as live (docs/live-daemon.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from plugins.contract.advice import PRIOR_HOURS_CLASSES, JobAdvice
+from plugins.contract.policy import MachineView, PoolView
 
 LAST_CLASS = PRIOR_HOURS_CLASSES - 1
 
@@ -26,8 +29,12 @@ def ranked_class(attempt_s: float, advice: JobAdvice | None) -> int:
 class IdleJobs:
     """Idle entries of the job book by their own class, counted as they enter and leave."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpus: list[int]) -> None:
         self.by_class = [0] * PRIOR_HOURS_CLASSES
+        self.cpus = cpus
+        """Per entry, the cores it requests."""
+        self.by_cpus: dict[int, int] = {}
+        """The same idle entries by the cores they request (``PoolView.idle_jobs_by_cpus``)."""
         self.class_of: dict[int, int] = {}
         self.longest_s: dict[int, float] = {}
         """Per evicted entry, its longest attempt (the book keeps its last without job edits)."""
@@ -45,9 +52,16 @@ class IdleJobs:
         if j not in self.class_of:
             k = self.class_of[j] = ranked_class(self.ran_s(j), None)
             self.by_class[k] += 1
+            cpus = self.cpus[j]
+            self.by_cpus[cpus] = self.by_cpus.get(cpus, 0) + 1
 
     def left(self, j: int) -> None:
         """Entry ``j`` started or was removed (no change if it was not idle)."""
         k = self.class_of.pop(j, -1)
         if k >= 0:
             self.by_class[k] -= 1
+            self.by_cpus[self.cpus[j]] -= 1
+
+    def pool_view(self, machines: Sequence[MachineView], new_jobs: Sequence[str] = ()) -> PoolView:
+        """What a policy is shown: ``machines`` and this queue, as the daemon shows it."""
+        return PoolView(machines, tuple(self.by_class), new_jobs, dict(self.by_cpus))

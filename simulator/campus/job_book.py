@@ -84,7 +84,6 @@ class JobBook:
         self.advice: dict[int, JobAdvice] = {}
         self.queued_by_class, self.idle_total = [0] * PRIOR_HOURS_CLASSES, 0
         """Jobs in the advised queues by ranked class, and all jobs a cycle may match."""
-        self.idle_jobs = IdleJobs()  # every idle job by its own class, as the daemon counts them
         self.unadvised = Unadvised()  # jobs past the starvation bound (unadvised.py)
         self.new_jobs: list[int] = []
         self.evictions = {"owner": 0, "reboot": 0}
@@ -92,6 +91,7 @@ class JobBook:
         self.attempt_wh: Callable[[int, int], float] | None = None
         """Set by a pool of shared machines: the energy of entry j's attempt on machine m."""
         self.cpus, self.memory = jobs.cpus.tolist(), jobs.memory_mb.tolist()
+        self.idle_jobs = IdleJobs(self.cpus)  # every idle job by its class, as the daemon counts
         self.replicable = jobs.replicable.tolist()
         self.parent = list(range(n))
         """Entry -> its job (entries past the trace's jobs are replicas)."""
@@ -159,7 +159,8 @@ class JobBook:
         """Report the job idle at its submission and, as a live schedd does, at each eviction."""
         if self.emit is not None:
             user, n, ran = self.jobs.user[self.parent[j]], self.attempts[j], self.idle_jobs.ran_s(j)
-            self.emit(JobQueued(now, self.ids[j], user, n, ran, replicable=self.replicable[j]))
+            cpus, replicable = self.cpus[j], self.replicable[j]
+            self.emit(JobQueued(now, self.ids[j], user, n, ran, replicable=replicable, cpus=cpus))
 
     def apply_advice(self, advice: dict[str, JobAdvice], index: dict[str, int]) -> None:
         """Per-job advice (a schedd edit live): re-route the job inside the queue; none reaches

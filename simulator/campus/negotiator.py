@@ -32,7 +32,7 @@ import numpy as np
 
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, MachineAdvice
 from plugins.contract.ledger import AdviceLedger
-from plugins.contract.policy import MachineView, PoolView
+from plugins.contract.policy import MachineView
 from simulator.campus.advice_groups import AdviceGroups
 from simulator.campus.advice_source import AdviceSource
 from simulator.campus.job_book import JobBook
@@ -142,11 +142,7 @@ class Negotiator:
         stale.update(ledger.expire(now))
         machines, asked = self._views(stale)
         pool.changed, pool.freed = set(), set()
-        view = PoolView(
-            machines=machines,
-            idle_jobs_by_prior_hours=tuple(book.idle_jobs.by_class),
-            new_jobs=[book.ids[j] for j in book.new_jobs],
-        )
+        view = book.idle_jobs.pool_view(machines, [book.ids[j] for j in book.new_jobs])
         book.new_jobs.clear()
         began = time.perf_counter()
         answer = self.source.resolve(view, asked, now)

@@ -44,7 +44,7 @@ class CampusPower:
         machines += [
             MachineView(names[m], "sleep", since[m], None, cores[m]) for m in pool.sleeping
         ]
-        view = PoolView(machines, tuple(self.book.idle_jobs.by_class))
+        view = self.book.idle_jobs.pool_view(machines)
         self.latest = self.policy.advise(view, now).machines
         for name, advice in self.latest.items():
             self.applied["held"] += advice.hold

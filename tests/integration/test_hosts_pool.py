@@ -380,6 +380,27 @@ def test_a_schedd_that_refuses_the_edits_is_one_line_in_the_log_with_the_fix(
     assert job_attribute(hosts_pool, cluster, "JobPrio") == {f"{cluster}.0": "0"}
 
 
+def test_the_daemon_reads_the_cores_a_queued_job_requests(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # a job that asks for both cores of a partitionable slot counts as two one-core jobs for
+    # frugal's queue and the power advice (docs/slots.md): the daemon reads RequestCpus
+    cluster = queued_jobs(hosts_pool, job(600, 1, "request_cpus = 2"))
+    start_advisor({"ranks": f"{EP1}=1,{EP2}=1"})
+    journal = tmp_path / "state/condor-journal/events.jsonl"
+
+    def queued() -> dict[str, int] | None:
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        found = {
+            e["job_id"]: e["cpus"]
+            for e in map(json.loads, lines)
+            if e["kind"] == "JobQueued" and e["job_id"].startswith(f"{cluster}.")
+        }
+        return found or None
+
+    assert wait_for(queued, 60, "the job queued in the journal") == {f"{cluster}.0": 2}
+
+
 def test_a_collector_that_refuses_the_merge_is_one_line_in_the_log_with_the_fix(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:

@@ -146,6 +146,9 @@ def test_a_waiting_job_is_counted_by_the_cores_it_takes_until_it_leaves_the_queu
         AttemptEnded(MONDAY + 15 * H, "1.0", "pc", AttemptOutcome.COMPLETED, 0), LONGEST
     )
     assert not waiting.cpus  # gone for good: forgotten
+    waiting.observe(JobQueued(MONDAY, "3.0", "ann", cpus=2), LONGEST)
+    waiting.by_class(MONDAY + 2 * DAY, most_at_once=8)  # it left the queue unseen: forgotten
+    assert not waiting.cpus
     older = WaitingJobs()  # a frugal 11 snapshot: the waits alone, one core each
     older.load_state({"2.0": [0, MONDAY]})
     assert older.by_class(MONDAY + H, most_at_once=8)[0] == 1

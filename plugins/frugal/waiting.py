@@ -64,7 +64,9 @@ class WaitingJobs:
         forgotten). A k-core job counts min(k, ``most_at_once``): the cores it takes of a
         partitionable machine, a whole single-slot one (``PoolView.one_core_jobs``)."""
         oldest = now - MAX_WAIT_H * HOUR
-        self.waits = {job: wait for job, wait in self.waits.items() if wait[1] >= oldest}
+        for job in [job for job, (_, since) in self.waits.items() if since < oldest]:
+            del self.waits[job]
+            self.cpus.pop(job, None)  # (one that left unseen is not kept for good)
         counts = np.zeros(PRIOR_HOURS_CLASSES)
         for job, (k, _) in self.waits.items():
             counts[k] += min(self.cpus.get(job, 1), most_at_once)

@@ -21,6 +21,8 @@ from plugins.contract.events import (
 )
 from plugins.contract.policy import MachineInfo
 from simulator.trace_model import (
+    PARTITIONABLE,
+    SINGLE,
     Cluster,
     Inventory,
     Jobs,
@@ -37,6 +39,7 @@ class JobRecord:
     user: str = "unknown"
     runtime: float = float("inf")
     removed: float | None = None
+    cpus: int = 1
 
 
 @dataclass
@@ -56,7 +59,7 @@ class TraceBuilder:
             elif isinstance(e, OwnerSessionEnded) and e.machine in self.open_sessions:
                 self.sessions.append((self.open_sessions.pop(e.machine), e.machine, e.time))
             elif isinstance(e, JobQueued):
-                self.jobs.setdefault(e.job_id, JobRecord(e.time, e.user))
+                self.jobs.setdefault(e.job_id, JobRecord(e.time, e.user, cpus=e.cpus))
             elif isinstance(e, AttemptStarted):
                 self.jobs.setdefault(e.job_id, JobRecord(e.time))
             elif isinstance(e, AttemptEnded):
@@ -90,16 +93,22 @@ class TraceBuilder:
             submit=np.array([r.submit for r in recs], dtype=float),
             runtime=np.array([r.runtime for r in recs], dtype=float),
             remove=np.array(remove, dtype=float),
+            cpus=np.array([r.cpus for r in recs], dtype=np.int64),
         )
+
+
+def spec_of(m: MachineInfo) -> MachineSpec:
+    """A machine that runs several jobs at once (a partitionable slot's cores, or static slots:
+    the replay's nearest model) is partitionable with as many cores (docs/slots.md)."""
+    slots = PARTITIONABLE if m.jobs_at_once > 1 else SINGLE
+    watts = m.active_watts, m.idle_watts, m.sleep_watts
+    return MachineSpec(m.name, m.cluster, m.mtype, m.jobs_at_once, *watts, slots=slots)
 
 
 def inventory_of(machines: Mapping[str, MachineInfo]) -> Inventory:
     """Clusters open all the time: a live pool's opening hours are in its owners' sessions."""
     clusters = {m.cluster: Cluster(m.cluster, OpeningHours.always()) for m in machines.values()}
-    specs = [
-        MachineSpec(m.name, m.cluster, m.mtype, 1, m.active_watts, m.idle_watts, m.sleep_watts)
-        for m in sorted(machines.values(), key=lambda m: m.name)
-    ]
+    specs = [spec_of(m) for m in sorted(machines.values(), key=lambda m: m.name)]
     return Inventory(clusters=clusters, machines=specs)
 
 

@@ -1,0 +1,35 @@
+"""A live journal exported as a trace keeps what partitionable slots need: each machine's cores
+(the jobs it ran at once) and each job's requested cores, through the files ``replay`` reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracekit import MONDAY, H
+
+from advisor.lab.journal_trace import TraceBuilder, inventory_of
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+from plugins.contract.policy import MachineInfo
+from simulator.traces import read_inventory, read_jobs, write_inventory, write_jobs
+
+
+def test_the_exported_trace_keeps_the_machines_cores_and_the_jobs_requests(tmp_path: Path) -> None:
+    machines = {
+        "ep1": MachineInfo("ep1", "lab", "normal", 57.0, 40.0, 2.0, jobs_at_once=8),
+        "ep2": MachineInfo("ep2", "lab", "normal", 57.0, 40.0, 2.0),
+    }
+    write_inventory(inventory_of(machines), tmp_path / "machines.yaml")
+    inventory = read_inventory(tmp_path / "machines.yaml")
+    assert {m.name: m.jobs_at_once for m in inventory.machines} == {"ep1": 8, "ep2": 1}
+    builder = TraceBuilder()
+    builder.feed(
+        [
+            JobQueued(MONDAY, "1.0", "ann", cpus=4),
+            JobQueued(MONDAY, "2.0", "bob"),
+            AttemptStarted(MONDAY + 60, "1.0", "ep1"),
+            AttemptEnded(MONDAY + H, "1.0", "ep1", AttemptOutcome.COMPLETED, MONDAY + 60),
+        ]
+    )
+    write_jobs(builder.job_table(), tmp_path / "jobs.csv")
+    jobs = read_jobs(tmp_path / "jobs.csv")
+    assert dict(zip(jobs.job_id, jobs.cpus.tolist(), strict=True)) == {"1.0": 4, "2.0": 1}

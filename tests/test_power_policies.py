@@ -152,3 +152,22 @@ def test_a_waiting_job_wakes_machines_for_the_cores_it_requests(
     view = PoolView(awake + asleep, [sum(by_cpus.values()) or 3] + [0] * 23, (), by_cpus)
     advice = timeout.advise(view, 120.0)
     assert [n for n, a in advice.machines.items() if a.power == PowerAdvice.WAKE] == woken
+
+
+def test_the_machines_cores_are_counted_again_as_a_live_pool_grows() -> None:
+    """A live pool is empty when the policy is built: until its 4-core machines join, a 2-core
+    job counts as one; once they have, as two, and three of them wake one machine more."""
+    info: dict[str, MachineInfo] = {}
+    timeout = TimeoutPolicy(PolicyContext(info), {"t": 60.0})
+    awake = [MachineView("a", "idle", 0.0, None, 4)]
+    asleep = [MachineView(n, "sleep", 0.0, None, 4) for n in "bcd"]
+    view = PoolView(awake + asleep, [3] + [0] * 23, (), {2: 3})
+
+    def woken() -> list[str]:
+        advice = timeout.advise(view, 120.0)
+        return [n for n, a in advice.machines.items() if a.power == PowerAdvice.WAKE]
+
+    assert woken() == ["b", "c"]  # unknown machines: one job each, taking one
+    info.update({n: MachineInfo(n, "room", "normal", 57.0, 40.0, 2.0, 4) for n in "abcd"})
+    timeout.machines_joined(list(info.values()))
+    assert woken() == ["b"]

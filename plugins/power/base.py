@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Sequence
 
 import numpy as np
 
 from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
-from plugins.contract.policy import MachineView, Policy, PoolView
+from plugins.contract.policy import MachineInfo, MachineView, Policy, PoolView
 from plugins.power.view import (
     COMPUTING,
     IDLE,
@@ -92,6 +93,18 @@ class PowerPolicy(Policy):
     """A policy deciding node power for a dedicated cluster, usable by simulator and daemon."""
 
     SERVES = frozenset({"campus", "dedicated"})
+    most_at_once = 0
+    """The most one-core jobs one machine runs at once; 0 until counted (``_most_at_once``)."""
+
+    def machines_joined(self, machines: Sequence[MachineInfo]) -> None:
+        self.most_at_once = 0  # counted again at the next advice
+
+    def _most_at_once(self) -> int:
+        """Counted once per change of the pool, not each minute (a year has 525,600 ticks)."""
+        if not self.most_at_once:
+            found = (m.jobs_at_once for m in self.context.machines.values())
+            self.most_at_once = max(found, default=1)
+        return self.most_at_once
 
     def bind_oracle(self, oracle: RuntimeOracle) -> None:
         raise RuntimeError(f"{self.NAME} reads no future runtimes")
@@ -112,8 +125,8 @@ class PowerPolicy(Policy):
         switched_off = set(decision.switch_off)
         ready = [i for i in awake if i not in reserved and i not in switched_off]
         # wake only the sleeping machines the waiting jobs need beyond what the awake free take
-        most = max((m.jobs_at_once for m in self.context.machines.values()), default=1)
-        wanted = view.one_core_jobs(most) - sum(self._jobs_taken(view.machines[i]) for i in ready)
+        taken = sum(self._jobs_taken(view.machines[i]) for i in ready)
+        wanted = view.one_core_jobs(self._most_at_once()) - taken
         wake = []
         for i in sleeping:
             if wanted <= 0:

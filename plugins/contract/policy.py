@@ -67,11 +67,16 @@ class PoolView:
     does not say, and then each counts as a one-core job."""
 
     def one_core_jobs(self, most_at_once: int) -> int:
-        """The idle jobs as one-core jobs: a k-core job takes k cores of a partitionable machine
-        and a whole single-slot one, so it counts min(k, ``most_at_once``), the most one-core jobs
-        any machine of the pool runs at once (docs/slots.md)."""
+        """The idle jobs as one-core jobs (``as_one_core_jobs``)."""
         by_cpus = self.idle_jobs_by_cpus or {1: sum(self.idle_jobs_by_prior_hours)}
-        return sum(n * min(cpus, most_at_once) for cpus, n in by_cpus.items())
+        return sum(n * as_one_core_jobs(cpus, most_at_once) for cpus, n in by_cpus.items())
+
+
+def as_one_core_jobs(cpus: int, most_at_once: int) -> int:
+    """A job that requests ``cpus`` cores takes that many of a partitionable machine and a whole
+    single-slot one, so it counts as min(cpus, ``most_at_once``) one-core jobs, the most one
+    machine of the pool runs at once (docs/slots.md)."""
+    return min(cpus, most_at_once)
 
 
 class Oracle(Protocol):

@@ -27,6 +27,7 @@ from plugins.contract.events import (
     JobQueued,
     JobRemoved,
 )
+from plugins.contract.policy import as_one_core_jobs
 from plugins.frugal.fates import JobFates
 from plugins.frugal.payback import MAX_WAIT_H
 
@@ -61,15 +62,14 @@ class WaitingJobs:
 
     def by_class(self, now: float, most_at_once: int) -> np.ndarray:
         """One-core jobs per class whose wait began within the last day (older ones are
-        forgotten). A k-core job counts min(k, ``most_at_once``): the cores it takes of a
-        partitionable machine, a whole single-slot one (``PoolView.one_core_jobs``)."""
+        forgotten), a k-core job as ``as_one_core_jobs`` says."""
         oldest = now - MAX_WAIT_H * HOUR
         for job in [job for job, (_, since) in self.waits.items() if since < oldest]:
             del self.waits[job]
             self.cpus.pop(job, None)  # (one that left unseen is not kept for good)
         counts = np.zeros(PRIOR_HOURS_CLASSES)
         for job, (k, _) in self.waits.items():
-            counts[k] += min(self.cpus.get(job, 1), most_at_once)
+            counts[k] += as_one_core_jobs(self.cpus.get(job, 1), most_at_once)
         return counts
 
     def state_dict(self) -> dict[str, Any]:

@@ -34,7 +34,7 @@ USER_ERRORS = (  # (module, class): a mistake the user can fix, shown as one lin
     ("simulator.sources", "SourceError"),
     ("simulator.traces.errors", "TraceError"),
     ("advisor.lab.model_store", "ModelStoreError"),
-    ("advisor.lab.sweep.pool_run", "SweepError"),
+    ("advisor.lab.sweep.record", "SweepError"),
 )
 
 

@@ -1,17 +1,34 @@
 """The sweep directory and the job's entry point without a pool: a task's id is stable, its
 result file decides what is done, a failed or lost task is submitted again, and the job always
-leaves an answer (the value, or its error in one line, with the traceback on stderr)."""
+leaves an answer (the value, or its error in one line, with the traceback on stderr). A local
+sweep keeps each result as it arrives, and results of other code are never reused."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import pickle
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from advisor.lab.sweep.record import DONE, FAILED, SUBMITTED, SweepRecord, task_id
+import pytest
+
+from advisor.lab.sweep import record as sweep_record
+from advisor.lab.sweep.local_run import run_locally
+from advisor.lab.sweep.record import (
+    DONE,
+    FAILED,
+    PENDING,
+    SUBMITTED,
+    SweepRecord,
+    files_digest,
+    task_id,
+)
 
 TASKS = [1.0, 4.0, 9.0]
 
@@ -62,3 +79,128 @@ def test_a_changed_grid_keeps_the_results_it_shares(tmp_path: Path) -> None:
         run_job(tmp_path / tid)
     grown = SweepRecord.open(tmp_path, math.sqrt, [*TASKS, 16.0])
     assert grown.missing() == [task_id(math.sqrt, 16.0)]
+
+
+def counted_sqrt(task: tuple[str, float]) -> float:
+    """``math.sqrt`` noting each call in its folder; it fails on 9 while ``broken`` is there."""
+    folder, x = Path(task[0]), task[1]
+    with (folder / "calls").open("a") as calls:
+        calls.write(f"{x}\n")
+    if x == 9.0 and (folder / "broken").exists():
+        raise RuntimeError("broken")
+    return math.sqrt(x)
+
+
+def calls(folder: Path) -> list[str]:
+    return (folder / "calls").read_text().split()
+
+
+def test_a_local_sweep_keeps_each_result_and_runs_only_what_is_missing(tmp_path: Path) -> None:
+    tasks = [(str(tmp_path), x) for x in TASKS]
+    sweep = tmp_path / "sweep"
+    (tmp_path / "broken").touch()
+    with pytest.raises(RuntimeError, match="broken"):
+        run_locally(counted_sqrt, tasks, sweep, workers=1, desc="test")
+    kept = SweepRecord.open(sweep, counted_sqrt, tasks)
+    assert kept.missing() == [task_id(counted_sqrt, tasks[2])]  # the two before it were kept
+    (tmp_path / "broken").unlink()
+    assert run_locally(counted_sqrt, tasks, sweep, workers=1, desc="test") == [1.0, 2.0, 3.0]
+    assert calls(tmp_path) == ["1.0", "4.0", "9.0", "9.0"]
+    assert run_locally(counted_sqrt, [*tasks, (str(tmp_path), 16.0)], sweep, 1, "test") == [
+        1.0, 2.0, 3.0, 4.0
+    ]  # fmt: skip
+    assert calls(tmp_path) == ["1.0", "4.0", "9.0", "9.0", "16.0"]
+
+
+def test_worker_processes_keep_their_results_too(tmp_path: Path) -> None:
+    tasks = [(str(tmp_path), x) for x in TASKS]
+    assert run_locally(counted_sqrt, tasks, tmp_path / "sweep", workers=2, desc="test") == [
+        1.0, 2.0, 3.0
+    ]  # fmt: skip
+    assert SweepRecord.open(tmp_path / "sweep", counted_sqrt, tasks).missing() == []
+    run_locally(counted_sqrt, tasks, tmp_path / "sweep", workers=2, desc="test")
+    assert sorted(calls(tmp_path)) == ["1.0", "4.0", "9.0"]
+
+
+def test_results_of_other_code_are_not_taken_for_this_codes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "plugins"
+    (package / "__pycache__").mkdir(parents=True)
+    (package / "policy.py").write_text("LIMIT = 1\n")
+    before = files_digest([package])
+    (package / "__pycache__" / "policy.cpython-311.pyc").write_bytes(b"bytecode")
+    assert files_digest([package]) == before  # compiling is not a change
+    (package / "policy.py").write_text("LIMIT = 2\n")
+    assert files_digest([package]) != before
+    ours = task_id(math.sqrt, 1.0)
+    monkeypatch.setattr(sweep_record, "files_digest", lambda roots: "another-version")
+    sweep_record.code_fingerprint.cache_clear()
+    try:
+        assert task_id(math.sqrt, 1.0) != ours
+    finally:
+        monkeypatch.undo()
+        sweep_record.code_fingerprint.cache_clear()
+    assert task_id(math.sqrt, 1.0) == ours
+
+
+NAPS = """
+import time
+
+
+def nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+"""
+DRIVER = """
+import signal, sys
+from pathlib import Path
+from advisor.lab.sweep.local_run import run_locally
+from advisor.lab.sweep.record import SweepError
+from naps import nap
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+try:
+    run_locally(nap, [0.1, 0.2, 600.0, 601.0, 602.0, 603.0], Path(sys.argv[1]), 2, "naps")
+except SweepError as exc:
+    sys.exit(f"error: {exc}")
+"""
+
+
+def test_ctrl_c_stops_a_local_sweep_at_once_and_keeps_what_finished(tmp_path: Path) -> None:
+    (tmp_path / "naps.py").write_text(NAPS)
+    sweep = tmp_path / "sweep"
+    run = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(sweep)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        for _ in range(300):  # the two short naps recorded, the long ones running
+            if states(sweep)[:2] == [DONE, DONE]:
+                break
+            time.sleep(0.1)
+        os.killpg(run.pid, signal.SIGINT)
+        _, stderr = run.communicate(timeout=30)
+        assert run.returncode == 1 and "interrupted; 2 of 6 tasks done" in stderr, stderr
+        for _ in range(100):  # the workers end with it, not ten minutes later
+            os.killpg(run.pid, 0)  # ProcessLookupError: none of the group is left
+            time.sleep(0.1)
+        raise AssertionError("a worker outlived the interrupted sweep")
+    except ProcessLookupError:
+        pass
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert states(sweep) == [DONE, DONE, PENDING, PENDING, PENDING, PENDING]
+
+
+def states(sweep: Path) -> list[str]:
+    """The tasks' states in ``sweep.json`` (none before the sweep has written it)."""
+    manifest = sweep / "sweep.json"
+    tasks = json.loads(manifest.read_text())["tasks"] if manifest.exists() else []
+    return [task["state"] for task in tasks]

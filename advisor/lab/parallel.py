@@ -25,27 +25,48 @@ def run_parallel(
     workers: int | None = None,
     desc: str = "runs",
     progress: bool = True,
+    each: Callable[[int, R], None] | None = None,
 ) -> list[R]:
     """``[fn(t) for t in tasks]`` in worker processes, results in task order.
 
     ``fn`` must be a module-level function (it is pickled by name). With one worker, or one task,
-    everything runs in this process, which keeps tests and tracebacks simple.
+    everything runs in this process, which keeps tests and tracebacks simple. ``each(i, value)``
+    is called here as each result arrives, so a caller can keep it before the others end. A
+    failed task or a Ctrl-C stops the others at once.
     """
     workers = min(workers or default_workers(), len(tasks)) or 1
     bar = tqdm(total=len(tasks), desc=desc, unit="run", disable=not progress, leave=False)
     try:
         if workers == 1:
             results = []
-            for task in tasks:
+            for i, task in enumerate(tasks):
                 results.append(fn(task))
+                if each is not None:
+                    each(i, results[-1])
                 bar.update()
             return results
         out: dict[int, R] = {}
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
-            for future in as_completed(futures):
-                out[futures[future]] = future.result()
-                bar.update()
+            try:
+                for future in as_completed(futures):
+                    i = futures[future]
+                    out[i] = future.result()
+                    if each is not None:
+                        each(i, out[i])
+                    bar.update()
+            except BaseException:  # a failed task or Ctrl-C: stop the tasks still running
+                stop_workers(pool)
+                raise
         return [out[i] for i in range(len(tasks))]
     finally:
         bar.close()
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the worker processes now, not after their current tasks (Python 3.14 has
+    ``terminate_workers``; until then the executor's own list of them)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()

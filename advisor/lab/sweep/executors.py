@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from advisor.lab.parallel import run_parallel
+from advisor.lab.sweep.local_run import run_locally
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,7 +21,8 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
         "--executor",
         choices=["local", "condor"],
         default="local",
-        help="local processes (default) or one HTCondor job per replay, resumable in OUT/sweep",
+        help="local processes (default) or one HTCondor job per replay; either resumes from "
+        "the results in OUT/sweep",
     )
     pool.add_argument("--schedd", help="schedd name (default: this host's)")
     pool.add_argument("--request-cpus", type=int, default=1, metavar="N")
@@ -48,4 +49,4 @@ def run_all(
         )
         results: list[Any] = run_on_pool(fn, tasks, Path(args.out) / "sweep", options, desc)
         return results
-    return run_parallel(fn, tasks, workers=args.workers, desc=desc)
+    return run_locally(fn, tasks, Path(args.out) / "sweep", args.workers, desc)

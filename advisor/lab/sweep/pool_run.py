@@ -21,13 +21,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from advisor.lab.sweep.record import DONE, FAILED, SUBMITTED, SweepRecord
+from advisor.lab.sweep.record import DONE, FAILED, SUBMITTED, SweepError, SweepRecord
 
 JOB_MAIN = "advisor.lab.sweep.job_main"
-
-
-class SweepError(Exception):
-    """The sweep could not give every result (a user can fix it and run the same command)."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +134,7 @@ def run_on_pool(
         except KeyboardInterrupt:
             interrupted(schedd, record)
             raise SweepError(
-                f"interrupted; {progress(record)}: run the same command again"
+                f"interrupted; {record.progress()}: run the same command again"
             ) from None
     failed = [tid for tid in record.ids if record.entries[tid]["state"] == FAILED]
     if failed:
@@ -148,11 +144,6 @@ def run_on_pool(
             f"(stderr in {root / failed[0] / 'stderr'}); fix it and run the same command again"
         )
     return record.values()
-
-
-def progress(record: SweepRecord) -> str:
-    done = sum(1 for e in record.entries.values() if e["state"] == DONE)
-    return f"{done} of {len(record.ids)} tasks done"
 
 
 def follow(schedd: Any, record: SweepRecord, jobs: dict[tuple[int, int], str], desc: str) -> None:
@@ -217,7 +208,7 @@ def interrupted(schedd: Any, record: SweepRecord) -> None:
     """Ctrl-C: ask (Enter = yes), then remove the sweep's jobs; finished results stay."""
     try:
         answer = input(
-            f"\n{progress(record)}. Remove this sweep's other jobs from the queue? [Y/n] "
+            f"\n{record.progress()}. Remove this sweep's other jobs from the queue? [Y/n] "
         )
     except (EOFError, KeyboardInterrupt):
         answer = ""

@@ -3,23 +3,32 @@ a Ctrl-C or a failed task, and running the same command again runs only what is 
 
 Layout (``OUT/sweep``): ``sweep.json`` lists every task (its id, readable parameters, state,
 job and error); ``ID/task.pickle`` is what the job runs, ``ID/result.pickle`` what it returned
-(``("ok", value)`` or ``("error", message)``), ``ID/stdout`` and ``ID/stderr`` its output. A
+(``("ok", value)`` or ``("error", message)``), ``ID/stdout`` and ``ID/stderr`` its output (a
+local run keeps the same record, without the job's files: ``local_run``). A
 task's id is a hash of its function and parameters, so a changed grid gives new ids and the
-old results stay where they are.
+old results stay where they are. The id covers the product's own files too
+(``code_fingerprint``), so results recorded by another version are not taken for this one's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 PENDING, SUBMITTED, DONE, FAILED = "pending", "submitted", "done", "failed"
+PRODUCT_PACKAGES = ("advisor", "plugins", "simulator")
+
+
+class SweepError(Exception):
+    """The sweep could not give every result (a user can fix it and run the same command)."""
 
 
 def function_name(fn: Callable[..., Any]) -> str:
@@ -28,7 +37,26 @@ def function_name(fn: Callable[..., Any]) -> str:
 
 
 def task_id(fn: Callable[..., Any], task: object) -> str:
-    return hashlib.sha256(f"{function_name(fn)}|{task!r}".encode()).hexdigest()[:12]
+    key = f"{function_name(fn)}|{code_fingerprint()}|{task!r}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A digest of the installed product (its sources, package data and compiled modules)."""
+    roots = [Path(str(importlib.import_module(name).__file__)).parent for name in PRODUCT_PACKAGES]
+    return files_digest(roots)
+
+
+def files_digest(roots: Iterable[Path]) -> str:
+    """The names and bytes of every file under ``roots``, bytecode caches aside."""
+    digest = hashlib.sha256()
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -97,6 +125,10 @@ class SweepRecord:
         except (pickle.UnpicklingError, EOFError, ValueError) as exc:
             return ("error", f"unreadable result.pickle ({exc})")
         return outcome
+
+    def progress(self) -> str:
+        done = sum(1 for e in self.entries.values() if e["state"] == DONE)
+        return f"{done} of {len(self.ids)} tasks done"
 
     def stderr_tail(self, tid: str, lines: int = 5) -> str:
         path = self.root / tid / "stderr"

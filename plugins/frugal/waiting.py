@@ -45,11 +45,12 @@ class WaitingJobs:
     def observe(self, event: Event, longest_s: Mapping[str, float]) -> None:
         """A wait begins at a submission or an eviction (in the class of the job's longest attempt,
         ``longest_s``) and ends at a start or a removal. A daemon also reports a requeue as a
-        ``JobQueued``; it is counted at the eviction, as in a replay."""
+        ``JobQueued``; it is counted at the eviction, as in a replay, and says the job's cores
+        again (they are forgotten with a wait of more than a day)."""
+        if isinstance(event, JobQueued) and event.cpus > 1:
+            self.cpus[event.job_id] = event.cpus
         if isinstance(event, JobQueued) and not event.prior_attempts:
             self.waits[event.job_id] = (0, event.time)
-            if event.cpus > 1:
-                self.cpus[event.job_id] = event.cpus
         elif isinstance(event, AttemptEnded) and event.outcome in EVICTIONS:
             k = JobFates.class_of(longest_s.get(event.job_id, 0.0))
             self.waits[event.job_id] = (k, event.time)

@@ -154,6 +154,8 @@ def test_a_waiting_job_is_counted_by_the_cores_it_takes_until_it_leaves_the_queu
     waiting.observe(AttemptEnded(evicted, "3.0", "pc", EVICTED, MONDAY + 2 * DAY), LONGEST)
     waiting.observe(JobQueued(evicted, "3.0", "ann", 1, H, cpus=2), LONGEST)  # back in the queue
     assert waiting.by_class(evicted, most_at_once=8)[0] == 2  # with its cores again
+    waiting.observe(JobQueued(evicted, "4.0", "ann", 1, H, cpus=2), LONGEST)  # never seen waiting
+    assert "4.0" not in waiting.cpus  # (nothing to forget it with)
     older = WaitingJobs()  # a frugal 11 snapshot: the waits alone, one core each
     older.load_state({"2.0": [0, MONDAY]})
     assert older.by_class(MONDAY + H, most_at_once=8)[0] == 1

@@ -46,9 +46,8 @@ class WaitingJobs:
         """A wait begins at a submission or an eviction (in the class of the job's longest attempt,
         ``longest_s``) and ends at a start or a removal. A daemon also reports a requeue as a
         ``JobQueued``; it is counted at the eviction, as in a replay, and says the job's cores
-        again (they are forgotten with a wait of more than a day)."""
-        if isinstance(event, JobQueued) and event.cpus > 1:
-            self.cpus[event.job_id] = event.cpus
+        again (they are forgotten with a wait of more than a day). They are recorded only for a
+        job that waits, which is what is counted and what ``by_class`` forgets."""
         if isinstance(event, JobQueued) and not event.prior_attempts:
             self.waits[event.job_id] = (0, event.time)
         elif isinstance(event, AttemptEnded) and event.outcome in EVICTIONS:
@@ -56,6 +55,8 @@ class WaitingJobs:
             self.waits[event.job_id] = (k, event.time)
         elif isinstance(event, AttemptStarted | JobRemoved):
             self.waits.pop(event.job_id, None)
+        if isinstance(event, JobQueued) and event.cpus > 1 and event.job_id in self.waits:
+            self.cpus[event.job_id] = event.cpus
         if isinstance(event, JobRemoved) or (
             isinstance(event, AttemptEnded) and event.outcome in GONE
         ):

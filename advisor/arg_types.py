@@ -60,6 +60,21 @@ def hours_as_seconds(text: str) -> float:
         ) from None
 
 
+def hour_or_none(text: str) -> float | None:
+    """``--reboot-hour``: an hour of the day, 0 to below 24, or none."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = number(text)
+    except argparse.ArgumentTypeError:
+        value = math.nan
+    if not 0.0 <= value < 24.0:
+        raise argparse.ArgumentTypeError(
+            f"must be an hour of the day from 0 to below 24, or none, got {text!r}"
+        )
+    return value
+
+
 def whole_percent(text: str) -> int:
     """``--control-percent``: a whole percent 1..99 (the expressions compare whole buckets)."""
     if not (text.isdigit() and 1 <= int(text) <= 99):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from advisor.arg_types import hours_as_seconds, output_directory, whole_percent
+from advisor.arg_types import hour_or_none, hours_as_seconds, output_directory, whole_percent
 from advisor.commands.sources_args import add_source_args, source_spec
 
 if TYPE_CHECKING:
@@ -38,6 +38,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="jobs (by a hash of their id) matched as without advice, as the shipped "
         "ADVISOR_CONTROL_PERCENT does live; per-arm figures for htcondor-advisor report "
         "(default: none)",
+    )
+    parser.add_argument(
+        "--reboot-hour",
+        type=hour_or_none,
+        default=argparse.SUPPRESS,  # (the campus's, read when the simulator is loaded)
+        metavar="HOUR",
+        help="the hour (UTC) the machines reboot each night unless an owner is logged in, or "
+        "none: a what-if for the pool's pool.reboot_hour (default: 3, the papers' campus)",
     )
     parser.add_argument(
         "--no-job-edits",
@@ -71,22 +79,25 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
     from plugins.contract.option_pairs import parse_sets
     from plugins.contract.registry import policy_for
     from simulator.campus.replay import build_policy, replay
-    from simulator.campus.rules import PoolRules
+    from simulator.campus.rules import CAMPUS_REBOOT_HOUR, PoolRules
     from simulator.sources import assemble
 
     policy_for(args.policy, "campus")  # before the trace: a wrong name fails at once
     trace, notes = assemble(source_spec(args))
     for note in notes:
         log.info(note)
+    reboot_hour = getattr(args, "reboot_hour", CAMPUS_REBOOT_HOUR)
     policy = build_policy(
         args.policy,
         trace,
         with_agent(args.policy, parse_sets(args.set)),  # an agent file is read here
         seed=args.seed,
         parallel_map=process_map(progress=not args.no_progress),
+        reboot_hour=reboot_hour,
     )
     with progress_bar(not args.no_progress) as update:
         rules = PoolRules(
+            reboot_hour=reboot_hour,
             wait_bound_s=args.wait_bound,
             control_percent=args.control_percent,
             job_edits=not args.no_job_edits,

@@ -173,6 +173,16 @@ def speed(raw: Any, path: str) -> float | None:
         raise fail(path, "must be 'max' or a number > 0 (simulated s per wall s)", raw) from None
 
 
+def hour_or_none(raw: Any, path: str) -> float | None:
+    """An hour of the day, 0 to below 24 (null: none)."""
+    if raw is None:
+        return None
+    ok = isinstance(raw, int | float) and not isinstance(raw, bool) and 0 <= raw < 24
+    if not ok:
+        raise fail(path, "must be an hour of the day from 0 to below 24 (UTC), or null: none", raw)
+    return float(raw)
+
+
 def seed(raw: Any, path: str) -> int:
     """A random seed, 0 to 2**32 - 1 (what every generator the policies use accepts)."""
     return integer(raw, path, hi=MAX_SEED)

@@ -99,6 +99,7 @@ SIM_KEYS = {
     ),
     "seed": Key(f.seed, 1, "scenario and tie-break seed"),
     "speed": Key(f.speed, "max", "simulated seconds per wall second, or max"),
+    "reboot_hour": Key(f.hour_or_none, 3, "UTC hour of the scenario's nightly reboot, or null"),
 }
 CONDOR_KEYS = {
     "collector": Key(_collector, REQUIRED, "central manager HOST[:PORT], port 9618 by default"),
@@ -123,6 +124,12 @@ CONDOR_KEYS = {
     "edit_owners": Key(f.text_list, [], "only these owners' jobs are edited ([] = any)"),
     "max_job_edits": Key(
         lambda v, p: f.integer(v, p, lo=1, hi=100_000), 100, "job edits per cycle at most"
+    ),
+    "reboot_hour": Key(
+        f.hour_or_none,
+        None,
+        "UTC hour at which execute points without a logged-in owner reboot each night (null: "
+        "they do not)",
     ),
     "watts": Key(_watts, {"active": 57, "idle": 40, "sleep": 2}, "W of untyped machines"),
     "types": Key(_types, {}, "W per AdvisorMachineType"),

@@ -37,7 +37,9 @@ def make_policy(
 ) -> Policy:
     """The configured policy; ``machines`` may be a live dict that grows as machines appear."""
     cls = policy_class(config.policy["name"])
-    context = PolicyContext(machines=machines, seed=config.policy_seed)
+    context = PolicyContext(
+        machines=machines, seed=config.policy_seed, reboot_hour=config.pool["reboot_hour"]
+    )
     if cls.NEEDS_ORACLE:
         if oracle is None:
             raise ConfigError(

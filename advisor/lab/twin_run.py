@@ -60,10 +60,14 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     for note in notes:
         log.info(note)
     machines = machine_infos(trace)
-    oracle = TraceOracle(trace) if policy_class(config.policy["name"]).NEEDS_ORACLE else None
+    reboot_hour = pool["reboot_hour"]
+    needs_oracle = policy_class(config.policy["name"]).NEEDS_ORACLE
+    oracle = TraceOracle(trace, reboot_hour) if needs_oracle else None
     twin = TwinPool(pool, machines)
     bridge = NegotiatorBridge(twin)
-    rules = PoolRules(control_percent=config.control["percent"] or None)  # as ADVISOR_CONTROL
+    rules = PoolRules(  # the control group as ADVISOR_CONTROL_PERCENT selects it
+        reboot_hour=reboot_hour, control_percent=config.control["percent"] or None
+    )
     world = build_world(trace, bridge, pool["seed"], rules, 60.0, twin.emit, twin.emit)
     engine = world.engine
     twin.clock = engine.now

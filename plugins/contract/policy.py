@@ -97,7 +97,9 @@ class PolicyContext:
 
     machines: Mapping[str, MachineInfo]
     seed: int = 0
-    reboot_hour: float = 3.0
+    reboot_hour: float | None = 3.0
+    """The hour (UTC) the machines reboot each night unless an owner is logged in, as on the
+    papers' campus; None on a pool whose machines do not (``pool.reboot_hour``)."""
     oracle: Oracle | None = None
     terms: Sequence[tuple[float, float]] = ()
     """Teaching terms (start, end) from the scenario or site configuration (paper 004 features)."""

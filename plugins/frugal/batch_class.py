@@ -25,7 +25,9 @@ from plugins.frugal.suspects import FORGET_S, batch_of
 class CutShortBatches:
     """Marked batches and, per batch, the jobs advised to rank in the cut-short class."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        """Off (option ``cut_short_batches``): no batch is marked (frugal 6)."""
         self.marked: dict[str, float] = {}
         """Per batch one of whose jobs ran the cut-short class, when it was last seen to."""
         self.raised: dict[str, set[str]] = {}
@@ -43,7 +45,7 @@ class CutShortBatches:
     def includes(self, job_id: str, done: Container[str]) -> bool:
         """Whether the job's batch is marked and no job of it has completed (``done``)."""
         batch = batch_of(job_id)
-        return batch in self.marked and batch not in done
+        return self.enabled and batch in self.marked and batch not in done
 
     def is_raised(self, job_id: str) -> bool:
         return job_id in self.raised.get(batch_of(job_id), ())

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from plugins.contract.clock import hours_to_reboot
+
 
 def completion_chances(
     evicted: np.ndarray,
@@ -43,8 +45,8 @@ def completion_chances(
     the reboot when its shortest runtime does, as the reboot rule counts whole hours;
     ``to_reboot_h``: hours from now to the next reboot)."""
     shortest = np.asarray(runtimes_h, dtype=float) - bin_h / 2
-    reboot = (to_reboot_h - np.arange(len(evicted)))[:, None] % 24.0
-    fits = shortest[None, :] <= np.where(reboot > 0, reboot, 24.0)
+    reboot = hours_to_reboot(to_reboot_h, np.arange(len(evicted)))[:, None]
+    fits = shortest[None, :] <= reboot
     return ((1.0 - evicted) * fits[:, None, :]) @ shares.T
 
 

@@ -80,6 +80,14 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
         "jobs needed (user_runtimes.py; 0: off, frugal 7)",
         _share,
     ),
+    "reboot_wait": Option(
+        "on",
+        str,
+        "hold a new job until the nightly reboot has passed where its user's recent runtimes "
+        "(else the pool's) say the reboot more likely kills it than not (reboot_wait.py; off: "
+        "frugal 12)",
+        _on_off,
+    ),
     "payback": Option(
         "spread",
         str,

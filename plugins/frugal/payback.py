@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from plugins.contract.clock import hours_to_reboot
+
 MAX_WAIT_H = 24
 """The latest start compared: a day, the starvation bound a site is advised to set."""
 
@@ -60,7 +62,7 @@ def lost_hours(rates_ahead: np.ndarray, runtimes_h: np.ndarray, to_reboot_h: flo
     for d in range(MAX_WAIT_H + 1):
         rates = rates_ahead[:, d : d + span]
         load = np.concatenate([np.zeros((len(rates), 1)), np.cumsum(rates, axis=1)], axis=1)
-        reboot = (to_reboot_h - d) % 24.0 or 24.0
+        reboot = float(hours_to_reboot(to_reboot_h, np.array(d)))
         upto = np.minimum(runtimes, reboot)
         area, survives = _integral(load, rates, upto)
         completes = np.where(runtimes <= reboot, runtimes * survives, 0.0)

@@ -31,6 +31,9 @@ enough idle time) cost overhead on pools they were not tuned on (docs/robust-pol
   eviction, until a job of the batch completes (batch_class.py, ``cut_short_batches``; frugal 7).
 - Rank a new job in the class of the hours nearly all its user's recent jobs needed, lowered to a
   class most machines rank while it waits (user_runtimes.py, ``user_quantile``; frugal 8).
+- Hold a new job until the reboot has passed where its user's runtimes (else the pool's) say the
+  reboot more likely kills it than not (reboot_wait.py, ``reboot_wait``; frugal 13): the reboot
+  rule for a job that has no class yet.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from plugins.frugal.cut_short import (
 from plugins.frugal.fates import JobFates
 from plugins.frugal.holds import held_classes, room_holds
 from plugins.frugal.options import FRUGAL_OPTIONS
+from plugins.frugal.reboot_wait import reboot_wait
 from plugins.frugal.suspects import NeverFinisherSuspects
 from plugins.frugal.user_runtimes import UserRuntimes, open_shares
 from plugins.frugal.waiting import WaitingJobs
@@ -79,7 +83,7 @@ class FrugalPolicy(Policy):
     """Energy-ranked placement that holds only at no cost to users (docs/robust-policies.md)."""
 
     NAME = "frugal"
-    VERSION = "12"
+    VERSION = "13"
     OPTIONS: ClassVar[Mapping[str, Option]] = FRUGAL_OPTIONS
     WANTS = frozenset({*JOB_EVENTS, OwnerSessionStarted, OwnerSessionEnded})
     WANTS_POWER = frozenset()
@@ -90,7 +94,7 @@ class FrugalPolicy(Policy):
         self.arrivals = OwnerArrivals()
         self.fates = JobFates()
         self.suspects = NeverFinisherSuspects(self.options["trusted_batches"])
-        self.batches = CutShortBatches()
+        self.batches = CutShortBatches(self.options["cut_short_batches"] == "on")
         self.users = UserRuntimes()
         self.waiting = WaitingJobs()
         self.job_advice: dict[str, JobAdvice] = {}
@@ -156,31 +160,38 @@ class FrugalPolicy(Policy):
         self.users.left(job)
 
     def _advise_queued(self, event: JobQueued) -> None:
-        """Rank a job of a cut-short batch with it, and a new job by its user's runtimes."""
+        """Rank a job of a cut-short batch with it, and a new job by its user's runtimes; hold a
+        new job the reboot would more likely kill than not until it has passed."""
         job = event.job_id
         if self._unraised_in_cut_short_batch(job):
             self.batches.raise_class(job)  # (an eviction's advice, if any, says more)
             self.job_advice.setdefault(job, JobAdvice(needs_hours=CUT_SHORT_FROM))
             return
-        quantile = self.options["user_quantile"]
-        if quantile <= 0 or event.prior_attempts:
+        if event.prior_attempts:
             return
-        needs = self.users.surely_needs_hours(event.user, quantile)
-        if needs > 0:  # (the first cut-short class is looked up only for a job classed)
-            needs = min(needs, self._first_cut_short() - 1)
-        hours = self.users.queued(job, event.user, needs, self.open_share)
-        if hours > 0:
-            self.job_advice.setdefault(job, JobAdvice(needs_hours=hours))
+        until = None
+        if self.options["reboot_wait"] == "on":
+            runtimes = self.users.runtimes.get(event.user, ())
+            until = reboot_wait(event.time, self.context.reboot_hour, runtimes, self.fates.runtimes)
+        hours = 0
+        quantile = self.options["user_quantile"]
+        if quantile > 0:
+            needs = self.users.surely_needs_hours(event.user, quantile)
+            if needs > 0:  # (the first cut-short class is looked up only for a job classed)
+                needs = min(needs, self._first_cut_short() - 1)
+            hours = self.users.queued(job, event.user, needs, self.open_share)
+        if hours > 0 or until is not None:
+            self.job_advice.setdefault(job, JobAdvice(hold_until=until, needs_hours=hours or None))
 
     def _advise_evicted(self, job: str, now: float) -> None:
         """Keep a suspect off every machine for a while, and rank a job of a cut-short batch in
         the cut-short class."""
         longest = self.fates.longest[job]
         suspected = self.suspects.suspected(job, longest)
-        if suspected and self._cuts_short_batches() and longest >= self._first_cut_short() * HOUR:
+        if suspected and self.batches.enabled and longest >= self._first_cut_short() * HOUR:
             self.batches.mark(job, now)
         needs = None
-        if self._in_cut_short_batch(job):
+        if self.batches.includes(job, self.suspects.batches_done):
             self.batches.raise_class(job)
             needs = CUT_SHORT_FROM
         hours = self.options["keep_off_hours"]
@@ -189,16 +200,10 @@ class FrugalPolicy(Policy):
         if until is not None or needs is not None:
             self.job_advice[job] = JobAdvice(hold_until=until, needs_hours=needs)
 
-    def _cuts_short_batches(self) -> bool:
-        return self.options["cut_short_batches"] == "on"
-
-    def _in_cut_short_batch(self, job: str) -> bool:
-        done = self.suspects.batches_done
-        return self._cuts_short_batches() and self.batches.includes(job, done)
-
     def _unraised_in_cut_short_batch(self, job: str) -> bool:
         """A queued job to rank with its batch (one requeued was, at its eviction)."""
-        return self._in_cut_short_batch(job) and not self.batches.is_raised(job)
+        in_batch = self.batches.includes(job, self.suspects.batches_done)
+        return in_batch and not self.batches.is_raised(job)
 
     def _first_cut_short(self) -> int:
         """The first class ranked where an attempt is stopped soonest (PRIOR_HOURS_CLASSES: none,
@@ -238,7 +243,8 @@ class FrugalPolicy(Policy):
         watts = np.array([w for _, w in self.groups.values()]) if self.groups else np.zeros(0)
         mean_watts = float(watts.mean()) if len(watts) else 0.0
         off = room_holds(self.arrivals, self.fates, now, to_reboot_h, self.options, waiting)
-        first, hours = self._cut_short(now, to_reboot_h, len(chance))
+        first = self._first_cut_short()  # (none: PRIOR_HOURS_CLASSES) and an attempt's hours:
+        hours = attempt_hours(self.arrivals.eviction_chance(now, ATTEMPT_GRID_H), to_reboot_h)
         rows = {}
         for name, (c, w) in self.groups.items():
             p = chance[c]
@@ -247,15 +253,6 @@ class FrugalPolicy(Policy):
             rank[first:] = round(SCALE / (w * max(hours[c], 0.01)), 3)  # 0 h: stopped at once
             rows[name] = tuple(float(x) for x in rank)
         return rows
-
-    def _cut_short(self, now: float, to_reboot_h: float, rooms: int) -> tuple[int, np.ndarray]:
-        """The first class ranked where an attempt is stopped soonest, and per room the hours an
-        attempt started now is expected to run."""
-        first = self._first_cut_short()
-        if first >= PRIOR_HOURS_CLASSES or not rooms:
-            return PRIOR_HOURS_CLASSES, np.zeros(rooms)
-        evicted = self.arrivals.eviction_chance(now, ATTEMPT_GRID_H)
-        return first, attempt_hours(evicted, to_reboot_h)
 
     def explain(self, machine: str) -> dict[str, Any]:
         name = self.group_of.get(machine)

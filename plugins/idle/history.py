@@ -69,7 +69,7 @@ class MachineHistory:
 
 
 def history_from_sessions(
-    logins: np.ndarray, logouts: np.ndarray, start: float, until: float, reboot_hour: float
+    logins: np.ndarray, logouts: np.ndarray, start: float, until: float, reboot_hour: float | None
 ) -> MachineHistory:
     """A machine's history up to ``until`` straight from a trace, as a replay would report it: the
     daily reboot happens unless an owner is logged in (then it is postponed, which only lengthens
@@ -89,6 +89,8 @@ def history_from_sessions(
         end = b
     if np.isfinite(end) and end <= until:
         history.logout(end)
+    if reboot_hour is None:  # (a pool whose machines do not reboot nightly)
+        return history
     first = start - start % DAY + reboot_hour * 3600.0
     if first <= start:
         first += DAY

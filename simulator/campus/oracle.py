@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.trace_model import DAY, Trace
+from plugins.contract.clock import next_reboot
+from simulator.campus.rules import CAMPUS_REBOOT_HOUR
+from simulator.trace_model import Trace
 
 
 class TraceOracle:
     """Answers ``free_until`` and ``job_runtime`` by looking ahead in the trace."""
 
-    def __init__(self, trace: Trace, reboot_hour: float = 3.0) -> None:
+    def __init__(self, trace: Trace, reboot_hour: float | None = CAMPUS_REBOOT_HOUR) -> None:
         names = [m.name for m in trace.inventory.machines]
         self._index = {name: i for i, name in enumerate(names)}
         by_machine = np.argsort(trace.owners.machine, kind="stable")
@@ -20,16 +22,12 @@ class TraceOracle:
         self._logins = [np.sort(logins[bounds[i] : bounds[i + 1]]) for i in range(len(names))]
         down = trace.unavailability
         self._downs = [np.sort(down.start[down.machine == i]) for i in range(len(names))]
-        self._reboot_s = reboot_hour * 3600.0
+        self._reboot_hour = reboot_hour
         self._runtime = dict(zip(trace.jobs.job_id, trace.jobs.runtime.tolist(), strict=True))
 
     def free_until(self, machine: str, t: float) -> float:
         i = self._index[machine]
-        day_start = t - t % DAY
-        reboot = day_start + self._reboot_s
-        if reboot <= t:
-            reboot += DAY
-        until = reboot
+        until = next_reboot(t, self._reboot_hour)
         for times in (self._logins[i], self._downs[i]):
             pos = int(np.searchsorted(times, t, side="right"))
             if pos < len(times):

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from plugins.contract.clock import next_reboot
 from plugins.contract.control import CONTROL, arm_of, of_control_job
 from plugins.contract.events import (
     ALL_EVENT_KINDS,
@@ -33,7 +34,7 @@ from simulator.campus.negotiator import Negotiator
 from simulator.campus.oracle import TraceOracle
 from simulator.campus.pool import CampusPool
 from simulator.campus.power import CampusPower
-from simulator.campus.rules import PoolRules
+from simulator.campus.rules import CAMPUS_REBOOT_HOUR, PoolRules
 from simulator.campus.shared_pool import SharedPool
 from simulator.engine import Engine
 from simulator.quiet_gc import fewer_collections
@@ -71,15 +72,21 @@ def build_policy(
     options: Mapping[str, Any] | None = None,
     seed: int = 0,
     parallel_map: Callable[..., Any] | None = None,
+    reboot_hour: float | None = CAMPUS_REBOOT_HOUR,
 ) -> Policy:
     """Instantiate a registered policy for this trace (oracles get the trace's future);
-    ``parallel_map`` lets a learning policy fit its models in worker processes."""
+    ``parallel_map`` lets a learning policy fit its models in worker processes;
+    ``reboot_hour`` is the pool's, as the replay's ``PoolRules`` say."""
     cls = policy_for(name, "campus")
     context = PolicyContext(
-        machines=machine_infos(trace), seed=seed, terms=trace.terms, parallel_map=parallel_map
+        machines=machine_infos(trace),
+        seed=seed,
+        reboot_hour=reboot_hour,
+        terms=trace.terms,
+        parallel_map=parallel_map,
     )
     if cls.NEEDS_ORACLE:
-        context.oracle = TraceOracle(trace)
+        context.oracle = TraceOracle(trace, reboot_hour)
     return cls(context, options)
 
 
@@ -207,10 +214,8 @@ def build_world(
     engine.feed(_pairs(jobs.remove[removable], removable), book.remove)
     engine.feed(_pairs(down.start, down.machine), pool.machine_down)
     engine.feed(_pairs(down.end, down.machine), pool.machine_up)
-    first_reboot = trace.start - trace.start % DAY + rules.reboot_hour * 3600.0
-    if first_reboot <= trace.start:
-        first_reboot += DAY
-    engine.at(first_reboot, pool.reboot_all)
+    if rules.reboot_hour is not None:
+        engine.at(next_reboot(trace.start, rules.reboot_hour), pool.reboot_all)
     return World(engine, pool, book, months, negotiator, power)
 
 

@@ -4,6 +4,8 @@ the hour of the nightly reboot."""
 from __future__ import annotations
 
 MINUTE = 60.0
+CAMPUS_REBOOT_HOUR = 3.0
+"""The papers' campus: every machine without a logged-in owner reboots at 03:00 (UTC here)."""
 
 
 class PoolRules:
@@ -14,7 +16,7 @@ class PoolRules:
         sleep_open_s: float = 60 * MINUTE,
         sleep_closed_s: float = 15 * MINUTE,
         job_delay_open_s: float = 15 * MINUTE,
-        reboot_hour: float = 3.0,
+        reboot_hour: float | None = CAMPUS_REBOOT_HOUR,
         claim_leftovers: bool = True,
         wait_bound_s: float | None = None,
         control_percent: float | None = None,
@@ -24,6 +26,7 @@ class PoolRules:
         self.sleep_closed_s = sleep_closed_s
         self.job_delay_open_s = job_delay_open_s
         self.reboot_hour = reboot_hour
+        """None: the machines do not reboot nightly (``replay --reboot-hour none``)."""
         self.claim_leftovers = claim_leftovers
         """Partitionable machines: the schedd fills a matched slot's leftover at once
         (HTCondor's ``CLAIM_PARTITIONABLE_LEFTOVERS``, true by default; see packing.py)."""

@@ -15,6 +15,7 @@ from tracekit import MONDAY, H, Recorder, inventory, trace
 from advisor.daemon.config import check_config
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.runtime import make_policy
+from advisor.lab.twin import TwinPool
 from plugins.contract.clock import hours_to_reboot, next_reboot
 from plugins.contract.events import AttemptEnded
 from plugins.contract.policy import MachineInfo, MachineView, PolicyContext, PoolView
@@ -83,3 +84,11 @@ def test_replay_takes_none_or_an_hour_and_names_a_bad_one() -> None:
     assert done.returncode == 2
     assert "--reboot-hour: must be an hour of the day from 0 to below 24, or none" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_twin_snapshot_is_of_the_pool_with_its_reboot_hour() -> None:
+    settings = {"scenario": "campus", "scenario_config": None, "days": 2, "scale": 0.05, "seed": 1}
+    older = {"kind": "sim", **settings, "time": MONDAY}  # written before the key: 03:00
+    TwinPool({**settings, "reboot_hour": 3.0}, {}).restore(older)
+    with pytest.raises(ValueError, match="snapshot is of another pool"):
+        TwinPool({**settings, "reboot_hour": None}, {}).restore(older)

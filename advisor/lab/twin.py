@@ -34,7 +34,9 @@ from plugins.contract.policy import MachineInfo, Policy, PoolView
 from simulator.campus.advice_source import Resolved
 
 log = logging.getLogger("htcondor_advisor.twin")
-IDENTITY_KEYS = ("scenario", "scenario_config", "days", "scale", "seed")
+IDENTITY_KEYS = ("scenario", "scenario_config", "days", "scale", "seed", "reboot_hour")
+BEFORE_THE_KEY = {"reboot_hour": 3.0}
+"""What a snapshot written before a key existed had: the campus rebooted at 03:00."""
 
 
 class TwinPool:
@@ -65,7 +67,7 @@ class TwinPool:
         return {"kind": "sim", **self.identity, "time": self.clock()}
 
     def restore(self, cursor: Mapping[str, Any]) -> None:
-        saved = {k: cursor.get(k) for k in IDENTITY_KEYS}
+        saved = {k: cursor.get(k, BEFORE_THE_KEY.get(k)) for k in IDENTITY_KEYS}
         if cursor.get("kind") != "sim" or saved != self.identity:
             raise ValueError(
                 f"snapshot is of another pool ({saved}), configured is {self.identity}"

@@ -1,6 +1,7 @@
-"""``frugal`` 13 holds a new job until the nightly reboot has passed where what its user's recent
-jobs needed (else the pool's) says the reboot more likely kills it than not: held, such a job
-finishes no later, and the draw of the hours until the reboot is saved."""
+"""``frugal`` 13 holds a new job until the nightly reboot has passed where all but
+``user_quantile`` of its user's recent runtimes (else the pool's) are longer than the time left:
+held, such a job surely finishes no later, and the draw of the hours until the reboot is
+saved."""
 
 from __future__ import annotations
 
@@ -49,9 +50,18 @@ def test_a_new_job_the_reboot_would_likely_kill_waits_for_it_and_a_short_one_sta
 
 def test_a_user_with_too_few_runtimes_is_judged_by_the_pools() -> None:
     assert held_until(frugal(), "carol") is None  # 1 in 3 of the pool's jobs needed over 2 h
-    policy = frugal()
-    completed(policy, "dave", 4.0, jobs=2 * MIN_SEEN)  # now 3 in 5 did
+    policy = FrugalPolicy(PolicyContext(MACHINES, seed=1))
+    completed(policy, "bob", 3.0)  # all of them did
+    jobs_advised(policy, ONE_AM - H)
     assert held_until(policy, "carol") == ONE_AM + 2 * H
+
+
+def test_sure_is_all_but_user_quantile_of_the_runtimes() -> None:
+    for quantile, held in (("0.1", None), ("0.4", ONE_AM + 2 * H)):
+        policy = frugal(user_quantile=quantile)
+        completed(policy, "eve", 3.0, jobs=6)
+        completed(policy, "eve", 0.5, jobs=4)  # (ids eve.0-3 again: queued anew, completed)
+        assert held_until(policy, "eve") == held  # 6 in 10 need longer than the 2 hours left
 
 
 def test_a_requeued_job_is_left_to_its_class_and_nothing_waits_without_a_reboot() -> None:

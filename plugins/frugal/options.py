@@ -83,9 +83,9 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
     "reboot_wait": Option(
         "on",
         str,
-        "hold a new job until the nightly reboot has passed where its user's recent runtimes "
-        "(else the pool's) say the reboot more likely kills it than not (reboot_wait.py; off: "
-        "frugal 12)",
+        "hold a new job until the nightly reboot has passed where all but user_quantile of its "
+        "user's recent runtimes (else the pool's) are longer than the time left (reboot_wait.py; "
+        "off: frugal 12)",
         _on_off,
     ),
     "payback": Option(

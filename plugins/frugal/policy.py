@@ -31,9 +31,9 @@ enough idle time) cost overhead on pools they were not tuned on (docs/robust-pol
   eviction, until a job of the batch completes (batch_class.py, ``cut_short_batches``; frugal 7).
 - Rank a new job in the class of the hours nearly all its user's recent jobs needed, lowered to a
   class most machines rank while it waits (user_runtimes.py, ``user_quantile``; frugal 8).
-- Hold a new job until the reboot has passed where its user's runtimes (else the pool's) say the
-  reboot more likely kills it than not (reboot_wait.py, ``reboot_wait``; frugal 13): the reboot
-  rule for a job that has no class yet.
+- Hold a new job until the reboot has passed where all but ``user_quantile`` of its user's
+  runtimes (else the pool's) are longer than the time left (reboot_wait.py, ``reboot_wait``;
+  frugal 13): the reboot rule for a job that has no class yet.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class FrugalPolicy(Policy):
 
     def _advise_queued(self, event: JobQueued) -> None:
         """Rank a job of a cut-short batch with it, and a new job by its user's runtimes; hold a
-        new job the reboot would more likely kill than not until it has passed."""
+        new job the reboot would surely kill until it has passed."""
         job = event.job_id
         if self._unraised_in_cut_short_batch(job):
             self.batches.raise_class(job)  # (an eviction's advice, if any, says more)
@@ -170,11 +170,12 @@ class FrugalPolicy(Policy):
         if event.prior_attempts:
             return
         until = None
+        quantile = self.options["user_quantile"]
         if self.options["reboot_wait"] == "on":
             runtimes = self.users.runtimes.get(event.user, ())
-            until = reboot_wait(event.time, self.context.reboot_hour, runtimes, self.fates.runtimes)
+            pool = self.fates.runtimes
+            until = reboot_wait(event.time, self.context.reboot_hour, runtimes, pool, quantile)
         hours = 0
-        quantile = self.options["user_quantile"]
         if quantile > 0:
             needs = self.users.surely_needs_hours(event.user, quantile)
             if needs > 0:  # (the first cut-short class is looked up only for a job classed)

@@ -70,3 +70,13 @@ def test_a_requeued_job_is_left_to_its_class_and_nothing_waits_without_a_reboot(
     assert "bob.9" not in jobs_advised(policy, ONE_AM + 60)
     assert held_until(frugal(reboot_hour=None), "bob") is None
     assert held_until(frugal(reboot_wait="off"), "bob") is None  # frugal 12
+
+
+def test_the_hold_outlasts_the_hourly_change_of_the_jobs_class() -> None:
+    """Advice without a hold lifts one (live: AdvisorHoldUntil 0), so the class a waiting new
+    job is lowered to as the reboot nears (frugal 8) must carry its hold along."""
+    policy = frugal()
+    assert held_until(policy, "bob", at=ONE_AM - H / 2) == ONE_AM + 2 * H  # 00:30, class 2
+    later = jobs_advised(policy, ONE_AM + 60)["new-bob.0"]  # 01:01: lowered again
+    assert later.needs_hours is not None and later.needs_hours < 2
+    assert later.hold_until == ONE_AM + 2 * H

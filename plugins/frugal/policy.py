@@ -180,7 +180,7 @@ class FrugalPolicy(Policy):
             needs = self.users.surely_needs_hours(event.user, quantile)
             if needs > 0:  # (the first cut-short class is looked up only for a job classed)
                 needs = min(needs, self._first_cut_short() - 1)
-            hours = self.users.queued(job, event.user, needs, self.open_share)
+            hours = self.users.queued(job, event.user, needs, self.open_share, until)
         if hours > 0 or until is not None:
             self.job_advice.setdefault(job, JobAdvice(hold_until=until, needs_hours=hours or None))
 
@@ -223,7 +223,8 @@ class FrugalPolicy(Policy):
             self.rows = new_rows
             self.open_share = open_shares([self.rows[n] for n in self.group_of.values()])
             for job, hours in self.users.reclassed(self.open_share).items():
-                self.job_advice.setdefault(job, JobAdvice(needs_hours=hours))
+                until = self.users.hold_of(job, now)  # (frugal 13's hold is kept)
+                self.job_advice.setdefault(job, JobAdvice(hold_until=until, needs_hours=hours))
         advice = Advice(shared_until=(hour + 2) * HOUR)  # renewed each hour, lapses an hour later
         for mv in view.machines:
             name = self.group_of.get(mv.name)

@@ -55,17 +55,31 @@ class UserRuntimes:
         self.waiting: dict[str, tuple[int, int]] = {}
         """New jobs classed by their user's runtimes, not started yet: the class the runtimes
         say and the class given (lowered to one most machines rank)."""
+        self.holds: dict[str, float] = {}
+        """Such jobs held until the reboot (frugal 13): new advice of their class keeps the hold
+        (advice without one lifts it)."""
 
-    def queued(self, job: str, user: str, needs: int, open_share: np.ndarray) -> int:
-        """The class a new job of ``user`` is given, ``needs`` hours at most (0: none)."""
+    def queued(
+        self, job: str, user: str, needs: int, open_share: np.ndarray, until: float | None = None
+    ) -> int:
+        """The class a new job of ``user`` is given, ``needs`` hours at most (0: none); it is
+        held ``until`` then, if not None."""
         self.user_of[job] = user
         given = open_class(needs, open_share)
         if needs > 0:
             self.waiting[job] = (needs, given)
+            if until is not None:
+                self.holds[job] = until
         return given
+
+    def hold_of(self, job: str, now: float) -> float | None:
+        """The hold a new class of the job must keep (None: none, or it has ended)."""
+        until = self.holds.get(job)
+        return until if until is not None and until > now else None
 
     def started(self, job: str) -> None:
         self.waiting.pop(job, None)
+        self.holds.pop(job, None)
 
     def reclassed(self, open_share: np.ndarray) -> dict[str, int]:
         """Waiting jobs whose class changes now that the machines rank other classes: a class
@@ -88,6 +102,7 @@ class UserRuntimes:
     def left(self, job: str) -> None:
         self.user_of.pop(job, None)
         self.waiting.pop(job, None)
+        self.holds.pop(job, None)
 
     def surely_needs_hours(self, user: str, quantile: float) -> int:
         """Whole hours that all but ``quantile`` of the user's recent jobs needed (0: unknown)."""
@@ -103,6 +118,7 @@ class UserRuntimes:
             "user_of": dict(self.user_of),
             "runtimes": {u: list(r) for u, r in self.runtimes.items()},
             "waiting": {job: list(classes) for job, classes in self.waiting.items()},
+            "holds": dict(self.holds),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
@@ -110,3 +126,4 @@ class UserRuntimes:
         self.known = {}
         self.runtimes = {u: deque(map(float, r), maxlen=KEEP) for u, r in state["runtimes"].items()}
         self.waiting = {job: (int(n), int(g)) for job, (n, g) in state["waiting"].items()}
+        self.holds = {job: float(t) for job, t in state.get("holds", {}).items()}  # (frugal 13)

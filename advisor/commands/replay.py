@@ -29,7 +29,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         type=hours_as_seconds,
         metavar="HOURS",
         help="a job idle this long in one wait is matched as without advice for the rest of it "
-        "(ADVISOR_WAIT_BOUND; default: none, recommended: 24)",
+        "(ADVISOR_WAIT_BOUND, shipped: 24; default here: none, as in the papers)",
     )
     parser.add_argument(
         "--control-percent",

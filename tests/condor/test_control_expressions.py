@@ -71,7 +71,8 @@ def evaluate(
     import classad2
 
     now = time.time()
-    macros = {**deploy_macros(), "ADVISOR_CONTROL_PERCENT": str(pct)}
+    # (the control group alone: test_wait_bound_expressions.py has the starvation bound)
+    macros = {**deploy_macros(), "ADVISOR_CONTROL_PERCENT": str(pct), "ADVISOR_WAIT_BOUND": "0"}
     machine = classad2.ClassAd(ad)  # a real startd ad: an unscoped name falls through to the job
     for key, value in advice_attributes(advice, now - 700, now + expires_in, "t/1").items():
         machine[key] = value

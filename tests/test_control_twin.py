@@ -28,6 +28,8 @@ from plugins.contract.policy import Policy, PoolView
 H = 3600.0
 POOL = {"kind": "sim", "scenario": "campus", "days": 28, "scale": 0.1, "seed": 1, "speed": "max"}
 SCENARIO = ["--scenario", "campus", "--days", "28", "--scale", "0.1", "--seed", "1"]
+SHIPPED_BOUND = ["--wait-bound", "24"]
+"""The twin's pool applies the shipped ADVISOR_WAIT_BOUND (``pool.wait_bound``, a day)."""
 
 
 def twin(tmp: Path, policy: str, control: dict[str, Any], stop_at: float = 2.0) -> Any:
@@ -60,7 +62,8 @@ def report(capsys: Any, *where: str) -> dict[str, Any]:
 
 def full_pool(tmp: Path, policy: str) -> dict[str, float]:
     out = tmp / f"full-{policy}"
-    assert main(["replay", *SCENARIO, "--policy", policy, "--no-progress", "--out", str(out)]) == 0
+    replay = ["replay", *SCENARIO, *SHIPPED_BOUND, "--policy", policy]
+    assert main([*replay, "--no-progress", "--out", str(out)]) == 0
     s = json.loads((out / "summary.json").read_text())
     per_job = s["energy_mwh"]["total"] * 1e6 / s["jobs"]["completed"]
     return {"energy per completed job": per_job, "overhead": s["overhead_min_mean"]}
@@ -78,7 +81,7 @@ def effects(tmp_path_factory: pytest.TempPathFactory) -> Any:
             twin(tmp, policy, {"guard": False})
             out = tmp / "replay"
             split = ["--control-percent", "10", "--no-progress", "--out", str(out)]
-            assert main(["replay", *SCENARIO, "--policy", policy, *split]) == 0
+            assert main(["replay", *SCENARIO, *SHIPPED_BOUND, "--policy", policy, *split]) == 0
             assert (out / "jobs.csv").read_text() == (tmp / "twin" / "jobs.csv").read_text()
             live = report(capsys, "--state-dir", str(tmp / "state"))
             predicted = report(capsys, "--replay", str(out), "--png", str(tmp / "effect.png"))

@@ -88,7 +88,9 @@ def test_replay_takes_none_or_an_hour_and_names_a_bad_one() -> None:
 
 def test_a_twin_snapshot_is_of_the_pool_with_its_reboot_hour() -> None:
     settings = {"scenario": "campus", "scenario_config": None, "days": 2, "scale": 0.05, "seed": 1}
-    older = {"kind": "sim", **settings, "time": MONDAY}  # written before the key: 03:00
-    TwinPool({**settings, "reboot_hour": 3.0}, {}).restore(older)
+    older = {"kind": "sim", **settings, "time": MONDAY}  # written before the keys: 03:00, no bound
+    TwinPool({**settings, "reboot_hour": 3.0, "wait_bound": None}, {}).restore(older)
     with pytest.raises(ValueError, match="snapshot is of another pool"):
-        TwinPool({**settings, "reboot_hour": None}, {}).restore(older)
+        TwinPool({**settings, "reboot_hour": None, "wait_bound": None}, {}).restore(older)
+    with pytest.raises(ValueError, match="snapshot is of another pool"):  # (its starvation bound)
+        TwinPool({**settings, "reboot_hour": 3.0, "wait_bound": 86400.0}, {}).restore(older)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
 from pathlib import Path
@@ -19,6 +20,8 @@ from plugins.contract.events import AttemptEnded, AttemptOutcome
 from plugins.contract.policy import Policy, PoolView
 
 SCENARIO = ["--days", "3", "--scale", "0.05", "--seed", "3"]
+SHIPPED_BOUND = ["--wait-bound", "24"]
+"""The twin's pool applies the shipped ADVISOR_WAIT_BOUND (``pool.wait_bound``, a day)."""
 
 
 def figures(path: Path) -> dict[str, Any]:
@@ -31,7 +34,8 @@ def figures(path: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("policy", ["random", "crystal", "bandit-cluster", "frugal"])
 def test_twin_ends_with_the_replay_figures(tmp_path: Path, policy: str) -> None:
     common = [*SCENARIO, "--policy", policy]
-    assert main(["replay", "--scenario", "campus", *common, "--out", str(tmp_path / "r")]) == 0
+    replay = ["replay", "--scenario", "campus", *common, *SHIPPED_BOUND]
+    assert main([*replay, "--out", str(tmp_path / "r")]) == 0
     twin = ["run", "--pool", "sim:campus", "--speed", "max", "--listen", "127.0.0.1:0"]
     assert main([*twin, *common, "--out", str(tmp_path / "t")]) == 0
     assert figures(tmp_path / "t") == figures(tmp_path / "r")
@@ -42,7 +46,7 @@ def test_twin_ends_with_the_replay_figures(tmp_path: Path, policy: str) -> None:
 def test_a_dry_run_twin_leaves_the_pool_as_without_the_advisor(tmp_path: Path) -> None:
     """Nothing reaches the twin's sink, so the pool matches as with no advice at all (the
     negotiator reads the daemon's ledger only while the daemon publishes)."""
-    none = ["replay", "--scenario", "campus", *SCENARIO, "--policy", "random"]
+    none = ["replay", "--scenario", "campus", *SCENARIO, "--policy", "random", *SHIPPED_BOUND]
     assert main([*none, "--out", str(tmp_path / "r")]) == 0
     twin = ["run", "--pool", "sim:campus", "--speed", "max", "--listen", "127.0.0.1:0"]
     dry = [*twin, *SCENARIO, "--policy", "bandit-cluster", "--dry-run"]
@@ -127,3 +131,52 @@ def test_stopped_twin_resumes_its_learning_from_the_snapshot(tmp_path: Path) -> 
     assert policy.evictions == whole.daemon.host.policy.evictions
     for key in ("energy_mwh", "jobs", "evictions"):
         assert resumed.summary[key] == whole.summary[key]
+
+
+class HoldAll(Policy):
+    """Holds every machine, always: only the starvation bound lets a job start."""
+
+    NAME = "hold-all"
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice({m.name: MachineAdvice(hold=True) for m in view.machines})
+
+
+@pytest.mark.parametrize("bound", ["shipped", None])
+def test_the_twin_pool_applies_the_shipped_starvation_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str | None
+) -> None:
+    """As deployed (``ADVISOR_WAIT_BOUND``, a day) a job held a day starts as without advice;
+    ``pool.wait_bound: null`` models a pool without the bound, where no job ever starts."""
+
+    class Registered:
+        name = HoldAll.NAME
+
+        @staticmethod
+        def load() -> type[Policy]:
+            return HoldAll
+
+    real = plugins.contract.registry.registered
+    monkeypatch.setattr(
+        plugins.contract.registry, "registered", lambda: {**real(), HoldAll.NAME: Registered()}
+    )
+    pool: dict[str, Any] = {"kind": "sim", "days": 3, "scale": 0.05, "seed": 3}
+    if bound is None:
+        pool["wait_bound"] = None
+    config = check_config(
+        {
+            "pool": pool,
+            "policy": {"name": HoldAll.NAME},
+            "publish": {"listen": "127.0.0.1:0"},
+            "state": {"directory": str(tmp_path / "state")},
+        }
+    )
+    assert run_twin(config, Control(), TwinOptions(out=tmp_path / "t")).finished
+    with (tmp_path / "t" / "jobs.csv").open() as fh:
+        done = [row for row in csv.DictReader(fh) if row["finish"]]
+    if bound is None:
+        assert not done
+    else:
+        assert done and all(row["released"] == "1" for row in done)
+        waits = [float(r["finish"]) - float(r["submit"]) for r in done]
+        assert min(waits) > 86400  # (none started before its day's wait)

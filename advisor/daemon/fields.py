@@ -183,6 +183,11 @@ def hour_or_none(raw: Any, path: str) -> float | None:
     return float(raw)
 
 
+def duration_or_none(raw: Any, path: str) -> float | None:
+    """A duration from a minute to 30 days, as ``duration`` reads it (null: none)."""
+    return None if raw is None else duration(raw, path, lo=60.0)
+
+
 def seed(raw: Any, path: str) -> int:
     """A random seed, 0 to 2**32 - 1 (what every generator the policies use accepts)."""
     return integer(raw, path, hi=MAX_SEED)

@@ -100,6 +100,12 @@ SIM_KEYS = {
     "seed": Key(f.seed, 1, "scenario and tie-break seed"),
     "speed": Key(f.speed, "max", "simulated seconds per wall second, or max"),
     "reboot_hour": Key(f.hour_or_none, 3, "UTC hour of the scenario's nightly reboot, or null"),
+    "wait_bound": Key(
+        f.duration_or_none,
+        86400,
+        "the simulated pool's ADVISOR_WAIT_BOUND: a job idle this long in one wait is matched as "
+        "without advice (null: no bound)",
+    ),
 }
 CONDOR_KEYS = {
     "collector": Key(_collector, REQUIRED, "central manager HOST[:PORT], port 9618 by default"),

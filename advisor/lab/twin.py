@@ -34,9 +34,17 @@ from plugins.contract.policy import MachineInfo, Policy, PoolView
 from simulator.campus.advice_source import Resolved
 
 log = logging.getLogger("htcondor_advisor.twin")
-IDENTITY_KEYS = ("scenario", "scenario_config", "days", "scale", "seed", "reboot_hour")
-BEFORE_THE_KEY = {"reboot_hour": 3.0}
-"""What a snapshot written before a key existed had: the campus rebooted at 03:00."""
+IDENTITY_KEYS = (
+    "scenario",
+    "scenario_config",
+    "days",
+    "scale",
+    "seed",
+    "reboot_hour",
+    "wait_bound",
+)
+BEFORE_THE_KEY = {"reboot_hour": 3.0, "wait_bound": None}
+"""What a snapshot written before a key existed had: the campus rebooted at 03:00, no bound."""
 
 
 class TwinPool:

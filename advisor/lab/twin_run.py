@@ -65,8 +65,10 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     oracle = TraceOracle(trace, reboot_hour) if needs_oracle else None
     twin = TwinPool(pool, machines)
     bridge = NegotiatorBridge(twin)
-    rules = PoolRules(  # the control group as ADVISOR_CONTROL_PERCENT selects it
-        reboot_hour=reboot_hour, control_percent=config.control["percent"] or None
+    rules = PoolRules(  # the bound and the control group as the shipped expressions apply them
+        reboot_hour=reboot_hour,
+        wait_bound_s=pool["wait_bound"],
+        control_percent=config.control["percent"] or None,
     )
     world = build_world(trace, bridge, pool["seed"], rules, 60.0, twin.emit, twin.emit)
     engine = world.engine

@@ -115,3 +115,12 @@ def test_the_bound_counts_each_wait_from_when_the_job_entered_the_queue() -> Non
     assert first - 20 * H < CYCLE_S
     reboot = 27 * H  # 03:00 the next day
     assert reboot + BOUND_S <= second <= reboot + BOUND_S + 10 * CYCLE_S, (second - reboot) / H
+
+
+def test_a_pool_without_the_starvation_bound_is_said() -> None:
+    from advisor.condor.factory import unbounded_wait
+
+    assert unbounded_wait("86400") is None and unbounded_wait(" 3600 ") is None
+    assert unbounded_wait(None) == "ADVISOR_WAIT_BOUND is not set in HTCondor"
+    assert unbounded_wait("0") == "ADVISOR_WAIT_BOUND is 0 in HTCondor"
+    assert "not a number" in str(unbounded_wait("$(X)"))

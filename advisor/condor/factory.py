@@ -87,8 +87,28 @@ def control_mismatch(pool_value: str | None, percent: int) -> str | None:
     return None if pool == percent else f"ADVISOR_CONTROL_PERCENT is {pool} in HTCondor"
 
 
+def unbounded_wait(pool_value: str | None) -> str | None:
+    """Why the pool's ``ADVISOR_WAIT_BOUND`` (deploy/common/40 ships a day) sets no starvation
+    bound, or None: then advice may keep a job waiting as long as it advises so."""
+    if pool_value is None:
+        return "ADVISOR_WAIT_BOUND is not set in HTCondor"
+    try:
+        seconds = float(pool_value.strip())
+    except ValueError:
+        return f"ADVISOR_WAIT_BOUND is {pool_value!r}, not a number of seconds"
+    return None if seconds > 0 else f"ADVISOR_WAIT_BOUND is {pool_value.strip()} in HTCondor"
+
+
 def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[AdviceSink]]:
     import htcondor2
+
+    unbounded = unbounded_wait(htcondor2.param.get("ADVISOR_WAIT_BOUND"))
+    if unbounded is not None:
+        logging.getLogger("htcondor_advisor.pool").warning(
+            "%s: advice may keep a job waiting for as long as it advises; set it to 86400 (a "
+            "day) on every host, as deploy/common/40 ships it (docs/robust-policies.md)",
+            unbounded,
+        )
 
     mismatch = control_mismatch(
         htcondor2.param.get("ADVISOR_CONTROL_PERCENT"), int(config.get("control_percent", 0))

@@ -121,6 +121,8 @@ def test_a_pool_without_the_starvation_bound_is_said() -> None:
     from advisor.condor.factory import unbounded_wait
 
     assert unbounded_wait("86400") is None and unbounded_wait(" 3600 ") is None
+    assert unbounded_wait("24 * 3600") is None  # (evaluated by the real classad2, as START does)
     assert unbounded_wait(None) == "ADVISOR_WAIT_BOUND is not set in HTCondor"
     assert unbounded_wait("0") == "ADVISOR_WAIT_BOUND is 0 in HTCondor"
     assert "not a number" in str(unbounded_wait("$(X)"))
+    assert "not a number" in str(unbounded_wait("a day"))

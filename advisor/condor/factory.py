@@ -89,13 +89,18 @@ def control_mismatch(pool_value: str | None, percent: int) -> str | None:
 
 def unbounded_wait(pool_value: str | None) -> str | None:
     """Why the pool's ``ADVISOR_WAIT_BOUND`` (deploy/common/40 ships a day) sets no starvation
-    bound, or None: then advice may keep a job waiting as long as it advises so."""
+    bound, or None: then advice may keep a job waiting as long as it advises so. The value is
+    evaluated as the expressions do (``24 * 3600`` is a day)."""
+    import classad2
+
     if pool_value is None:
         return "ADVISOR_WAIT_BOUND is not set in HTCondor"
     try:
-        seconds = float(pool_value.strip())
-    except ValueError:
-        return f"ADVISOR_WAIT_BOUND is {pool_value!r}, not a number of seconds"
+        seconds = classad2.ExprTree(pool_value).eval()
+    except (classad2.ClassAdException, ValueError):
+        seconds = None
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+        return f"ADVISOR_WAIT_BOUND is {pool_value.strip()!r}, not a number of seconds"
     return None if seconds > 0 else f"ADVISOR_WAIT_BOUND is {pool_value.strip()} in HTCondor"
 
 

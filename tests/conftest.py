@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from plugins.contract.policy import Policy
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("advisor", "plugins", "simulator")
@@ -65,3 +69,18 @@ def shared_data() -> Path:
     require(path is not None, "real data not found: set ADVISOR_DATA_DIR or place ../shared/data")
     assert path is not None
     return path
+
+
+def register_policy(monkeypatch: pytest.MonkeyPatch, policy: type[Policy]) -> None:
+    """Register a policy a test defines, as a site's package would by its entry point."""
+    import plugins.contract.registry as registry
+
+    class Registered:
+        name = policy.NAME
+
+        @staticmethod
+        def load() -> type[Policy]:
+            return policy
+
+    real = registry.registered
+    monkeypatch.setattr(registry, "registered", lambda: {**real(), policy.NAME: Registered()})

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import register_policy
 
-import plugins.contract.registry
 from advisor.cli import main
 from advisor.daemon.config import load_config
 from advisor.daemon.signals import Control
@@ -136,17 +136,7 @@ class HoldFreed(Policy):
 
 @pytest.fixture
 def harmful_registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Registered:  # stands in for the entry point a package would declare
-        name = HoldFreed.NAME
-
-        @staticmethod
-        def load() -> type[Policy]:
-            return HoldFreed
-
-    real = plugins.contract.registry.registered
-    monkeypatch.setattr(
-        plugins.contract.registry, "registered", lambda: {**real(), HoldFreed.NAME: Registered()}
-    )
+    register_policy(monkeypatch, HoldFreed)
 
 
 def test_a_harmful_policy_trips_the_guard_within_a_day(

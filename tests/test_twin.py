@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import register_policy
 
-import plugins.contract.registry
 from advisor.cli import main
 from advisor.daemon.config import check_config
 from advisor.daemon.signals import Control
@@ -85,19 +85,7 @@ class EvictionCounter(Policy):
 
 @pytest.fixture
 def counter_registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Registered:  # stands in for the entry point a site's package would declare
-        name = "eviction-counter"
-
-        @staticmethod
-        def load() -> type[Policy]:
-            return EvictionCounter
-
-    real = plugins.contract.registry.registered
-    monkeypatch.setattr(
-        plugins.contract.registry,
-        "registered",
-        lambda: {**real(), "eviction-counter": Registered()},
-    )
+    register_policy(monkeypatch, EvictionCounter)
 
 
 def _twin(state: Path, control: Control, stop_at: float | None = None) -> Any:
@@ -148,18 +136,7 @@ def test_the_twin_pool_applies_the_shipped_starvation_bound(
 ) -> None:
     """As deployed (``ADVISOR_WAIT_BOUND``, a day) a job held a day starts as without advice;
     ``pool.wait_bound: null`` models a pool without the bound, where no job ever starts."""
-
-    class Registered:
-        name = HoldAll.NAME
-
-        @staticmethod
-        def load() -> type[Policy]:
-            return HoldAll
-
-    real = plugins.contract.registry.registered
-    monkeypatch.setattr(
-        plugins.contract.registry, "registered", lambda: {**real(), HoldAll.NAME: Registered()}
-    )
+    register_policy(monkeypatch, HoldAll)
     pool: dict[str, Any] = {"kind": "sim", "days": 3, "scale": 0.05, "seed": 3}
     if bound is None:
         pool["wait_bound"] = None

@@ -104,16 +104,17 @@ def condor_pool() -> Iterator[ChrootPool]:
 
 @pytest.fixture
 def idle_pool(condor_pool: ChrootPool) -> ChrootPool:
-    """No jobs, no owners, no daemon (so no advice served); every machine Unclaimed."""
+    """No jobs, no owners, no daemon (so no advice served); every machine Unclaimed and Idle."""
     condor_pool.run("condor_rm", "-all", check=False)
     for name in condor_pool.names:
         condor_pool.set_owner_schedule(name, [])
 
-    def all_unclaimed() -> bool:
-        states = startd_ads(["State"])
-        return len(states) == 4 and all(ad["State"] == "Unclaimed" for ad in states.values())
+    def all_unclaimed() -> bool:  # (Unclaimed/Benchmarking at a startd's start is not ready)
+        states = startd_ads(["State", "Activity"])
+        ready = [ad["State"] == "Unclaimed" and ad["Activity"] == "Idle" for ad in states.values()]
+        return len(states) == 4 and all(ready)
 
-    wait_for(all_unclaimed, 60, "every slot Unclaimed")
+    wait_for(all_unclaimed, 60, "every slot Unclaimed and Idle")
     return condor_pool
 
 

@@ -35,16 +35,55 @@ ADVISOR_LISTEN = f"127.0.0.1:{_free_port()}"
 """Where the daemon under test listens; the pool's hook asks there from the start."""
 
 
-def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 1.0) -> Any:
-    """``check()``'s first truthy result within ``timeout`` seconds, else fail naming ``what``."""
+def wait_for(
+    check: Callable[[], Any],
+    timeout: float,
+    what: str,
+    every: float = 1.0,
+    explain: Callable[[], str] | None = None,
+) -> Any:
+    """``check()``'s first truthy result within ``timeout`` seconds, else fail naming ``what``
+    (and adding ``explain()``: what the state was, so that a rare timeout can be read)."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
         if result:
             return result
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+            state = f"\n{explain()}" if explain else ""
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}{state}")
         time.sleep(every)
+
+
+def pool_state(pool: ChrootPool) -> str:
+    """Each slot's state and activity, each idle job's matches and last rejection, and the
+    negotiator's last lines: what a timeout waiting for jobs to start needs to be read."""
+    slots = [
+        f"{m}: {ad['State']}/{ad['Activity']}"
+        for m, ad in sorted(startd_ads(["State", "Activity"]).items())
+    ]
+    idle = pool.run(
+        "condor_q",
+        "-allusers",
+        "-constraint",
+        "JobStatus == 1",
+        "-af:j",
+        "NumJobMatches",
+        "LastRejMatchReason",
+        check=False,
+    )
+    log = pool.host_path("/var/log/condor/NegotiatorLog")
+    tail = log.read_text(errors="replace").splitlines()[-20:] if log.exists() else []
+    return "\n".join(
+        [
+            "slots:",
+            *slots,
+            "idle jobs (matches, last rejection):",
+            idle.strip(),
+            "negotiator:",
+            *tail,
+        ]
+    )
 
 
 def startd_ads(projection: list[str]) -> dict[str, Any]:

@@ -7,13 +7,21 @@ from __future__ import annotations
 import math
 import signal
 import time
+from functools import partial
 from pathlib import Path
 
 import classad2
 import pytest
 
 from advisor.condor.factory import build_condor_pool
-from integration.conftest import DaemonStarter, running_job_ads, running_jobs, startd_ads, wait_for
+from integration.conftest import (
+    DaemonStarter,
+    pool_state,
+    running_job_ads,
+    running_jobs,
+    startd_ads,
+    wait_for,
+)
 from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool
 from integration.test_real_pool_events import job
 from plugins.contract.advice import Advice, MachineAdvice
@@ -60,11 +68,12 @@ def test_daemon_advice_ranks_holds_and_expires(
     wait_for(hook_published, 30, "the daemon's Advisor* attributes in the collector")
     # the highest-ranked slot is held: a job with the shipped Rank runs on the next best
     idle_pool.submit(job(300, 1, shipped_rank()))
-    first = wait_for(running_jobs, 40, "the ranked job to start")
+    why = partial(pool_state, idle_pool)
+    first = wait_for(running_jobs, 40, "the ranked job to start", explain=why)
     assert list(first.values()) == [machine("pc3")]
     # two more jobs fill pc1 and pc2; the third waits although pc4 is free: AdvisorHold
     idle_pool.submit(job(300, 3, shipped_rank()))
-    three = wait_for(lambda: len(running_jobs()) == 3, 40, "three jobs running")
+    three = wait_for(lambda: len(running_jobs()) == 3, 40, "three jobs running", explain=why)
     assert three
     time.sleep(8)  # several negotiation cycles
     running = running_jobs()
@@ -74,7 +83,7 @@ def test_daemon_advice_ranks_holds_and_expires(
     assert daemon.finish(30) == 0
     stopped = time.time()
     assert "stopped; snapshot saved" in daemon.log()
-    wait_for(lambda: len(running_jobs()) == 4, 90, "the held slot after expiry")
+    wait_for(lambda: len(running_jobs()) == 4, 90, "the held slot after expiry", explain=why)
     ad = startd_ads(["AdvisorHold", "AdvisorExpires"])[machine("pc4")]
     assert ad["AdvisorHold"] is True  # the hook's last lines stay in the ad, stale and ignored
     assert stopped < ad["AdvisorExpires"] <= stopped + 20  # the last advice's 20 s lifetime

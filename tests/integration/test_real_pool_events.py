@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import signal
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from advisor.cli import main
 from advisor.condor.factory import build_condor_pool
 from advisor.daemon.state_store import StateStore
-from integration.conftest import DaemonStarter, running_jobs, startd_ads, wait_for
+from integration.conftest import DaemonStarter, pool_state, running_jobs, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
 from plugins.bandits.placement import ComputerBandit
 from plugins.bandits.rewards import placement_reward
@@ -67,7 +68,8 @@ def test_owner_sessions_evictions_rewards_and_trace_export(
         poll()
         return _running()
 
-    running = wait_for(polled_running, 60, "four jobs running", every=0.5)
+    why = partial(pool_state, idle_pool)
+    running = wait_for(polled_running, 60, "four jobs running", every=0.5, explain=why)
     victim_job, victim = sorted(running.items())[0]
     login = time.time() + 2
     logout = login + 8

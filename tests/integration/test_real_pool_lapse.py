@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from advisor.lab.daemon_process import DaemonProcess
 from integration.conftest import (
     DaemonStarter,
     _pool_up,
+    pool_state,
     running_job_ads,
     running_jobs,
     startd_ads,
@@ -110,7 +112,13 @@ def test_advisor_cut_off_from_the_pool_its_held_jobs_start_as_without_it(
         assert running_jobs() == {}
         cut = time.time()
         relay.stop()  # the pool runs on; the advisor sees nothing of it any more
-        wait_for(lambda: len(running_jobs()) == 4, 90, "the four jobs after the advice lapsed")
+        why = partial(pool_state, idle_pool)
+        wait_for(
+            lambda: len(running_jobs()) == 4,
+            90,
+            "the four jobs after the advice lapsed",
+            explain=why,
+        )
     finally:
         relay.stop()
     health = json.loads(daemon.get("/healthz")[2])

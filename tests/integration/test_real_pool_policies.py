@@ -16,13 +16,14 @@ import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
 
 from advisor.lab.daemon_process import DaemonProcess
-from integration.conftest import TEST_POLICIES, running_job_ads, startd_ads, wait_for
+from integration.conftest import TEST_POLICIES, pool_state, running_job_ads, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
 from integration.test_real_pool_events import job
 from plugins.bandits.placement import PlacementBandit
@@ -105,7 +106,9 @@ def live_run(
         pool.run("condor_on", "-daemon", f"STARTD_{LATE.upper()}")
         pool.submit(job(3, 6))
         pool.submit(job(600, 1))
-        long_runs = wait_for(_running_long, 90, "the long job to start")
+        long_runs = wait_for(
+            _running_long, 90, "the long job to start", explain=partial(pool_state, pool)
+        )
         victim = long_runs[0].split(".")[0]
         now = time.time()
         pool.set_owner_schedule(victim, [(now, now + 20)])  # the owner logs in: eviction

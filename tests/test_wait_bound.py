@@ -117,6 +117,36 @@ def test_the_bound_counts_each_wait_from_when_the_job_entered_the_queue() -> Non
     assert reboot + BOUND_S <= second <= reboot + BOUND_S + 10 * CYCLE_S, (second - reboot) / H
 
 
+class RankEverywhere(KeepOffTheRequeued):
+    """Ranks every class on every machine: advice that keeps no job waiting, noting starts."""
+
+    NAME = "rank-everywhere"
+
+    def __init__(self, context: PolicyContext, options: Any = None) -> None:
+        super().__init__(context, options)
+        self.started: list[str] = []
+
+    def observe(self, event: Event) -> None:
+        assert isinstance(event, AttemptStarted)
+        self.started.append(event.job_id)
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice(machines={m.name: MachineAdvice(rank=1.0) for m in view.machines})
+
+
+def test_a_job_evicted_long_after_its_submission_goes_before_younger_released_jobs() -> None:
+    # Job 0 (submitted 20:00, 10 hours) runs until the 03:00 reboot evicts it. Job 1 (21:00) has
+    # waited for the one machine since, so the bound has released it. The schedd offers jobs by
+    # QDate: job 0, advised again in its new wait, starts first, as on a pool without advice.
+    tr = trace(
+        inventory(1), jobs=[(20 * H, 10 * H, float("inf")), (21 * H, H, float("inf"))], days=3
+    )
+    policy = RankEverywhere(PolicyContext(machine_infos(tr), seed=1))
+    result = replay(tr, policy, seed=1, rules=PoolRules(wait_bound_s=BOUND_S))
+    assert policy.started[:3] == ["0.0", "0.0", "1.0"]
+    assert summarize(result)["wait_bound"]["released_jobs"] == 1  # job 1: by congestion alone
+
+
 def test_a_pool_without_the_starvation_bound_is_said() -> None:
     from advisor.condor.factory import unbounded_wait
 

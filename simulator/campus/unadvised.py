@@ -9,9 +9,10 @@ ignored. Its next wait, after an eviction, is advised again: the bound limits ea
 job requeued long after its submission keeps its advice. Advice keeps jobs
 waiting only where the policy advises: a pool without any advice (random placement) releases
 nothing, so its own random stream is untouched. A control job (``ADVISOR_CONTROL``, its arm
-decided by its id in ``plugins/contract/control.py``) is such a job from its submission; as the
-negotiator offers every job in its turn, control jobs then take their machines in age order
-among the advised ones (``interleave``), so that neither arm jumps the queue of the other.
+decided by its id in ``plugins/contract/control.py``) is such a job from its submission. As the
+negotiator offers every job in its turn (the schedd's ``QDate`` order), released and control jobs
+take their machines in age order among the advised ones (``interleave``): neither arm jumps the
+queue of the other, and a job evicted long after its submission keeps its place.
 """
 
 from __future__ import annotations
@@ -128,28 +129,6 @@ def in_arm(
     return fits_arm
 
 
-def match_unadvised(
-    unadvised: Unadvised,
-    group: IndexedSet,
-    rng: Any,
-    fits: Callable[[int, int], bool] | None,
-    start: Callable[[int, int], None],
-) -> None:
-    """Released jobs oldest first, each onto a machine of ``group`` drawn at random that fits
-    it (one match per machine per cycle, as the negotiator gives one slot one match)."""
-    jobs = unadvised.oldest()
-    if not jobs or not group.items:
-        return
-    machines = group.sample(rng, len(jobs) if fits is None else len(group.items))
-    used: set[int] = set()
-    for j in jobs:
-        m = next((m for m in machines if m not in used and (fits is None or fits(j, m))), None)
-        if m is None:
-            continue
-        used.add(m)
-        start(j, m)
-
-
 def interleave(
     unadvised: Unadvised,
     group: IndexedSet,
@@ -159,13 +138,9 @@ def interleave(
 ) -> Iterator[None]:
     """Yield whenever the caller should match the advised jobs submitted before
     ``unadvised.before``; in between, each queued unadvised job, oldest first, takes a machine
-    of ``group`` drawn at random. Without a control group the released jobs (the oldest, by
-    their bound) all go first, and the advised jobs follow."""
-    if not unadvised.control:
-        if unadvised.members:
-            match_unadvised(unadvised, group, rng, fits, start)
-        yield
-        return
+    of ``group`` drawn at random. A released job is not always older than the advised ones: a
+    job evicted long after its submission keeps its ``QDate`` but waits anew, advised, and the
+    schedd offers it before the younger jobs the bound released (as a control job)."""
     unadvised.oldest()
     try:
         for t, j in list(unadvised.queue):

@@ -71,7 +71,7 @@ def ranks_with_jobs_waiting(
     """The ranks of class 11 at Monday 08:00 (reboot in 19 h) in a pool of nine machines of a room
     owners take every five hours and one of a room nobody comes to, after 60 jobs of 12 hours
     completed and ``waiting`` jobs requesting ``cpus`` cores each were evicted after 11.5 hours
-    an hour earlier."""
+    an hour earlier (and requeued, as the replay and the daemon report it)."""
     machines = {
         f"busy-{i}": MachineInfo(f"busy-{i}", "busy", "Normal", 57.0, 40.0, 2.0) for i in range(9)
     }
@@ -89,6 +89,7 @@ def ranks_with_jobs_waiting(
         policy.observe(JobQueued(now - 13 * H, f"2.{job}", "ann", cpus=cpus))
         policy.observe(AttemptStarted(now - 12.5 * H, f"2.{job}", "quiet"))
         policy.observe(AttemptEnded(now - H, f"2.{job}", "quiet", EVICTED, now - 12.5 * H))
+        policy.observe(JobQueued(now - H, f"2.{job}", "ann", 1, 11.5 * H, cpus=cpus))
     view = PoolView([MachineView(m, "idle", now - H) for m in machines], [0] * 24)
     advice = policy.advise(view, now)
     ranks = {m: advice.shared[name].rank_by_prior_hours or () for m, name in advice.follows.items()}
@@ -136,8 +137,11 @@ def test_a_waiting_job_is_counted_by_the_cores_it_takes_until_it_leaves_the_queu
     assert waiting.by_class(MONDAY + H, most_at_once=2)[0] == 3  # 4 cores fit no machine: 2
     assert waiting.by_class(MONDAY + H, most_at_once=1)[0] == 2  # a single slot each
     waiting.observe(AttemptStarted(MONDAY + H, "1.0", "pc"), LONGEST)
-    waiting.observe(AttemptEnded(MONDAY + 13 * H, "1.0", "pc", EVICTED, MONDAY + H), LONGEST)
-    assert waiting.by_class(MONDAY + 14 * H, most_at_once=8)[11] == 4  # evicted: still 4 cores
+    assert waiting.by_class(MONDAY + 2 * H, most_at_once=8)[0] == 1  # running: not counted
+    evicted_1 = MONDAY + 13 * H
+    waiting.observe(JobQueued(evicted_1, "1.0", "ann", 1, 12 * H, cpus=4), LONGEST)  # requeued
+    waiting.observe(AttemptEnded(evicted_1, "1.0", "pc", EVICTED, MONDAY + H), LONGEST)
+    assert waiting.by_class(MONDAY + 14 * H, most_at_once=8)[11] == 4  # either order: 4 cores
     restored = WaitingJobs()
     restored.load_state(json.loads(json.dumps(waiting.state_dict())))
     assert restored.by_class(MONDAY + 14 * H, most_at_once=8)[11] == 4
@@ -155,7 +159,9 @@ def test_a_waiting_job_is_counted_by_the_cores_it_takes_until_it_leaves_the_queu
     waiting.observe(JobQueued(evicted, "3.0", "ann", 1, H, cpus=2), LONGEST)  # back in the queue
     assert waiting.by_class(evicted, most_at_once=8)[0] == 2  # with its cores again
     waiting.observe(JobQueued(evicted, "4.0", "ann", 1, H, cpus=2), LONGEST)  # never seen waiting
-    assert "4.0" not in waiting.cpus  # (nothing to forget it with)
+    waiting.observe(AttemptStarted(evicted, "3.0", "pc"), LONGEST)  # its end will go unseen
+    waiting.by_class(evicted, most_at_once=8)
+    assert not waiting.cpus  # neither is remembered for good
     older = WaitingJobs()  # a frugal 11 snapshot: the waits alone, one core each
     older.load_state({"2.0": [0, MONDAY]})
     assert older.by_class(MONDAY + H, most_at_once=8)[0] == 1

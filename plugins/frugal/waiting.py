@@ -32,7 +32,7 @@ from plugins.frugal.fates import JobFates
 from plugins.frugal.payback import MAX_WAIT_H
 
 GONE = (AttemptOutcome.COMPLETED, AttemptOutcome.REMOVED)
-"""The outcomes after which a job is never queued again."""
+"""The outcomes after which a job is never queued again (its start may have gone unseen)."""
 
 
 class WaitingJobs:
@@ -40,35 +40,36 @@ class WaitingJobs:
         self.waits: dict[str, tuple[int, float]] = {}
         """Per waiting job, its class and when its wait began."""
         self.cpus: dict[str, int] = {}
-        """Per job in the queue that requests more than one core, its cores."""
+        """Per waiting job that requests more than one core, its cores."""
 
     def observe(self, event: Event, longest_s: Mapping[str, float]) -> None:
         """A wait begins at a submission or an eviction (in the class of the job's longest attempt,
-        ``longest_s``) and ends at a start or a removal. A daemon also reports a requeue as a
-        ``JobQueued``; it is counted at the eviction, as in a replay, and says the job's cores
-        again (they are forgotten with a wait of more than a day). They are recorded only for a
-        job that waits, which is what is counted and what ``by_class`` forgets."""
+        ``longest_s``) and ends at a start or a removal. The replay and the daemon both report a
+        requeue as a ``JobQueued``, which says the job's cores again; the wait itself is counted
+        at the eviction, and the two may come in either order within a daemon's cycle. Cores
+        are kept for a waiting job only (``by_class`` forgets the others), so a started job
+        whose end is never seen is not remembered for good."""
         if isinstance(event, JobQueued) and not event.prior_attempts:
             self.waits[event.job_id] = (0, event.time)
         elif isinstance(event, AttemptEnded) and event.outcome in EVICTIONS:
             k = JobFates.class_of(longest_s.get(event.job_id, 0.0))
             self.waits[event.job_id] = (k, event.time)
-        elif isinstance(event, AttemptStarted | JobRemoved):
-            self.waits.pop(event.job_id, None)
-        if isinstance(event, JobQueued) and event.cpus > 1 and event.job_id in self.waits:
-            self.cpus[event.job_id] = event.cpus
-        if isinstance(event, JobRemoved) or (
+        elif isinstance(event, AttemptStarted | JobRemoved) or (
             isinstance(event, AttemptEnded) and event.outcome in GONE
         ):
+            self.waits.pop(event.job_id, None)
             self.cpus.pop(event.job_id, None)
+        if isinstance(event, JobQueued) and event.cpus > 1:
+            self.cpus[event.job_id] = event.cpus
 
     def by_class(self, now: float, most_at_once: int) -> np.ndarray:
         """One-core jobs per class whose wait began within the last day (older ones are
         forgotten), a k-core job as ``as_one_core_jobs`` says."""
         oldest = now - MAX_WAIT_H * HOUR
         for job in [job for job, (_, since) in self.waits.items() if since < oldest]:
-            del self.waits[job]
-            self.cpus.pop(job, None)  # (one that left unseen is not kept for good)
+            del self.waits[job]  # (one that left unseen is not kept for good)
+        for job in [job for job in self.cpus if job not in self.waits]:
+            del self.cpus[job]
         counts = np.zeros(PRIOR_HOURS_CLASSES)
         for job, (k, _) in self.waits.items():
             counts[k] += as_one_core_jobs(self.cpus.get(job, 1), most_at_once)

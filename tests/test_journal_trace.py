@@ -8,7 +8,14 @@ from pathlib import Path
 from tracekit import MONDAY, H
 
 from advisor.lab.journal_trace import TraceBuilder, inventory_of
-from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    JobQueued,
+    JobRemoved,
+    OwnerSessionStarted,
+)
 from plugins.contract.policy import MachineInfo
 from simulator.traces import read_inventory, read_jobs, write_inventory, write_jobs
 
@@ -33,3 +40,23 @@ def test_the_exported_trace_keeps_the_machines_cores_and_the_jobs_requests(tmp_p
     write_jobs(builder.job_table(), tmp_path / "jobs.csv")
     jobs = read_jobs(tmp_path / "jobs.csv")
     assert dict(zip(jobs.job_id, jobs.cpus.tolist(), strict=True)) == {"1.0": 4, "2.0": 1}
+
+
+def test_a_job_removed_while_queued_leaves_the_trace_when_its_user_removed_it() -> None:
+    """Not at the end of the observation: a replay would otherwise run it until then."""
+    builder = TraceBuilder()
+    builder.feed(
+        [
+            JobQueued(MONDAY, "1.0", "ann"),
+            JobQueued(MONDAY, "2.0", "ann"),
+            JobRemoved(MONDAY + H, "1.0"),
+            AttemptStarted(MONDAY + 2 * H, "2.0", "ep1"),
+            AttemptEnded(MONDAY + 3 * H, "2.0", "ep1", AttemptOutcome.REMOVED, MONDAY + 2 * H),
+            OwnerSessionStarted(MONDAY + 30 * H, "ep1"),
+        ]
+    )
+    jobs = builder.job_table()
+    assert dict(zip(jobs.job_id, jobs.remove.tolist(), strict=True)) == {
+        "1.0": MONDAY + H,
+        "2.0": MONDAY + 3 * H,
+    }

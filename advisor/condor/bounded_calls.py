@@ -140,3 +140,6 @@ class RemoteSchedd:
 
     def jobEpochHistory(self, projection: list[str], since: str | None) -> list[Any]:
         return self.calls.call(self.spec, "jobEpochHistory", projection=projection, since=since)
+
+    def history(self, constraint: str, projection: list[str], since: str) -> list[Any]:
+        return self.calls.call(self.spec, "history", constraint, projection, since=since)

@@ -5,7 +5,10 @@
 log with ``JobEventLog(path).events(stop_after=0)`` and resumes after a restart by skipping the
 events it had already consumed. An event log does not say why a job was evicted; on a desktop
 pool that is the owner, so JOB_EVICTED counts as EVICTED_OWNER, while a shadow exception or a
-failed reconnect means the machine went away.
+failed reconnect means the machine went away. A condor_rm of a running job writes JOB_EVICTED
+and then JOB_ABORTED (docs/live-daemon.md, "What an event log says"), so an eviction is held
+until the job's next event, or the next read, to tell the two apart; JOB_ABORTED of a job not
+running is the removal of a queued job (``JobRemoved``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    JobRemoved,
+)
 
 ENDINGS = {
     "JOB_TERMINATED": AttemptOutcome.COMPLETED,
@@ -59,11 +69,19 @@ class EventLogAttempts:
 
     watts: Mapping[str, float] = field(default_factory=dict)
     running: dict[str, tuple[float, str]] = field(default_factory=dict)
+    evicted: dict[str, tuple[float, float, str]] = field(default_factory=dict)
+    """Evictions not yet told apart from a removal: (time, start, machine) by job id."""
 
     def feed(self, event: JobEvent) -> list[Event]:
         if event.cluster < 0:
             return []
         jid, t, kind = f"{event.cluster}.{event.proc}", float(event.timestamp), event.type.name
+        if jid in self.evicted:
+            removed = kind == "JOB_ABORTED"
+            ended = self._settle(jid, AttemptOutcome.REMOVED if removed else None)
+            if removed:  # the running job's condor_rm: one removal, not an owner's eviction
+                return ended
+            return ended + self.feed(event)
         if kind == "SUBMIT":
             owner = event.get("Owner")
             return [JobQueued(t, jid, owner if isinstance(owner, str) else "unknown")]
@@ -73,14 +91,25 @@ class EventLogAttempts:
                 return []
             self.running[jid] = (t, machine)
             return [AttemptStarted(t, jid, machine)]
+        if kind == "JOB_ABORTED" and jid not in self.running:
+            return [JobRemoved(t, jid)]
         outcome = ENDINGS.get(kind)
         if outcome is None or jid not in self.running:
             return []
         started, machine = self.running.pop(jid)
+        if kind == "JOB_EVICTED":
+            self.evicted[jid] = (t, started, machine)
+            return []
         return [AttemptEnded(t, jid, machine, outcome, started, self.watts.get(machine, 0.0))]
 
-    def feed_all(self, events: Iterable[JobEvent]) -> list[Event]:
-        return [e for event in events for e in self.feed(event)]
+    def settle(self, jobs: Iterable[str]) -> list[Event]:
+        """The held evictions of ``jobs`` that no removal followed: owner evictions."""
+        return [e for jid in list(jobs) if jid in self.evicted for e in self._settle(jid, None)]
+
+    def _settle(self, jid: str, outcome: AttemptOutcome | None) -> list[Event]:
+        t, started, machine = self.evicted.pop(jid)
+        outcome = outcome or ENDINGS["JOB_EVICTED"]
+        return [AttemptEnded(t, jid, machine, outcome, started, self.watts.get(machine, 0.0))]
 
 
 @dataclass
@@ -104,17 +133,22 @@ class EventLogFollower:
                 if next(iter(self._log.events(stop_after=0)), None) is None:
                     break
                 skipped += 1
+        held_over = list(self.attempts.evicted)  # (a poll ago: a removal would be written)
         out: list[Event] = []
         for event in self._log.events(stop_after=0):
             self.consumed += 1
             out += self.attempts.feed(event)
-        return out
+        return out + self.attempts.settle(held_over)
 
     def state(self) -> dict[str, Any]:
         running = {j: [t, m] for j, (t, m) in self.attempts.running.items()}
-        return {"consumed": self.consumed, "running": running}
+        evicted = {j: [t, s, m] for j, (t, s, m) in self.attempts.evicted.items()}
+        return {"consumed": self.consumed, "running": running, "evicted": evicted}
 
     def load(self, state: Mapping[str, Any]) -> None:
         self.consumed = int(state.get("consumed", 0))
         self.attempts.running = {j: (float(t), m) for j, (t, m) in state.get("running", {}).items()}
+        self.attempts.evicted = {
+            j: (float(t), float(s), m) for j, (t, s, m) in state.get("evicted", {}).items()
+        }
         self._log = None

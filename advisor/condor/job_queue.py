@@ -1,5 +1,6 @@
 """The schedd's queue: new and re-queued idle jobs (``JobQueued``), running attempts as they
-start (``AttemptStarted``), and the idle queue by prior-hours class for the ``PoolView``.
+start (``AttemptStarted``), the idle jobs that left it (``left``, for removals.py), and the
+idle queue by prior-hours class for the ``PoolView``.
 
 A job's class is its longest earlier attempt in whole hours (paper 000 sec. 4), from the epochs
 seen so far, else ``LastRemoteWallClockTime``. The pool's own expression
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.condor.epochs import job_id, machine_of, unix_time
+from advisor.condor.removals import Left
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
 from plugins.contract.events import AttemptStarted, Event, JobQueued
 
@@ -83,7 +85,11 @@ def limit(ad: Mapping[str, Any]) -> float | None:
 class QueueTracker:
     """What was already reported, so each queueing and each start is reported once."""
 
-    idle: set[str] = field(default_factory=set)
+    idle: dict[str, int] = field(default_factory=dict)
+    """Idle jobs at the last update, with their starts (``NumJobStarts``) then."""
+    left: Left = field(default_factory=dict)
+    """Idle jobs that left the queue, until their history record is read (removals.py)."""
+    polled: float = 0.0
     running: dict[str, float] = field(default_factory=dict)
     longest: dict[str, float] = field(default_factory=dict)
     understated: dict[str, int] = field(default_factory=dict)
@@ -103,7 +109,7 @@ class QueueTracker:
         """Events since the last poll and the idle jobs per prior-hours class."""
         events: list[Event] = []
         by_class = [0] * PRIOR_HOURS_CLASSES
-        idle_now: set[str] = set()
+        idle_now: dict[str, int] = {}
         queued: set[str] = set()
         self.understated, self.by_cpus = {}, {}
         for ad in ads:
@@ -113,7 +119,9 @@ class QueueTracker:
             queued.add(jid)
             status = ad.get("JobStatus")
             if status == IDLE:
-                idle_now.add(jid)
+                starts = ad.get("NumJobStarts")
+                prior_n = int(starts) if isinstance(starts, int) else 0
+                idle_now[jid] = prior_n
                 cpus = request_cpus(ad)
                 self.by_cpus[cpus] = self.by_cpus.get(cpus, 0) + 1
                 prior = self.prior_s(jid, ad)
@@ -126,8 +134,6 @@ class QueueTracker:
                         or unix_time(ad.get("QDate"))
                         or now
                     )
-                    starts = ad.get("NumJobStarts")
-                    prior_n = int(starts) if isinstance(starts, int) else 0
                     owner = str(ad.get("Owner") or "unknown")
                     events.append(
                         JobQueued(
@@ -142,7 +148,10 @@ class QueueTracker:
                 if self.running.get(jid) != started:
                     self.running[jid] = started
                     events.append(AttemptStarted(started, jid, machine))
-        self.idle = idle_now
+        seen = self.polled or now  # (a cursor of an earlier version has no poll time)
+        left = {jid: (n, seen) for jid, n in self.idle.items() if jid not in queued}
+        self.left = {jid: v for jid, v in self.left.items() if jid not in queued} | left
+        self.idle, self.polled = idle_now, now
         for jid in [j for j in self.longest if j not in queued]:
             del self.longest[jid]
         gone = [j for j, t in self.running.items() if j not in queued and now - t > STALE_S]
@@ -158,9 +167,20 @@ class QueueTracker:
         return False
 
     def state(self) -> dict[str, Any]:
-        return {"idle": sorted(self.idle), "running": self.running, "longest": self.longest}
+        return {
+            "idle": self.idle,
+            "polled": self.polled,
+            "left": {jid: list(v) for jid, v in self.left.items()},
+            "running": self.running,
+            "longest": self.longest,
+        }
 
     def load(self, state: Mapping[str, Any]) -> None:
-        self.idle = set(state.get("idle", []))
+        """Also a cursor of an earlier version, whose idle jobs had no starts: -1, never equal
+        to a history ad's, so their removals are not guessed."""
+        idle = state.get("idle", {})
+        self.idle = {jid: -1 for jid in idle} if isinstance(idle, list) else dict(idle)
+        self.polled = float(state.get("polled", 0.0))
+        self.left = {jid: (int(n), float(t)) for jid, (n, t) in state.get("left", {}).items()}
         self.running = {k: float(v) for k, v in state.get("running", {}).items()}
         self.longest = {k: float(v) for k, v in state.get("longest", {}).items()}

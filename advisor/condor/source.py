@@ -1,8 +1,9 @@
 """``CondorPoolSource``: the daemon's ``PoolSource`` for a live pool (collector + schedds).
 
 Each poll: one projected startd query (owner sessions, power, candidates, inventory), then per
-schedd the epoch ads written since the cursor (attempt outcomes) and the idle/running queue
-(new jobs, starts, the idle queue by class), then the optional event log. A daemon that does
+schedd the epoch ads written since the cursor (attempt outcomes), the idle/running queue (new
+jobs, starts, the idle queue by class) and, when idle jobs left it, the history of their
+removals, then the optional event log. A daemon that does
 not answer is skipped with backoff and the observation says ``healthy=False``; the daemon then
 lets advice expire. Everything observed is appended to the journal for ``trace export``.
 """
@@ -18,6 +19,7 @@ from advisor.condor.event_log import EventLogFollower
 from advisor.condor.job_queue import QUEUE_CONSTRAINT, QUEUE_PROJECTION, QueueTracker, submitted
 from advisor.condor.journal import Journal
 from advisor.condor.machine_tracker import MachineTracker
+from advisor.condor.removals import REMOVAL_PROJECTION, removal_query, settle
 from advisor.condor.retry import Backoff
 from advisor.condor.startd_ads import SlotAd, group_by_machine
 from advisor.ports import Observation
@@ -47,6 +49,9 @@ class ScheddReader:
     """Identity -> write time of every epoch ad read within ``EPOCH_REREAD_S`` of the cursor."""
     queue: QueueTracker = field(default_factory=QueueTracker)
 
+    def __post_init__(self) -> None:
+        self.history_backoff = Backoff(f"{self.backoff.name} history")
+
     def epochs(self, now: float) -> list[Mapping[str, Any]] | None:
         horizon = self.cursor_time - EPOCH_REREAD_S
         since = f"EpochWriteDate < {int(horizon)}" if self.cursor_time else None
@@ -69,6 +74,20 @@ class ScheddReader:
         return self.backoff.call(
             lambda: self.connect().query(QUEUE_CONSTRAINT, list(QUEUE_PROJECTION)), now
         )
+
+    def removals(self, now: float) -> list[Event]:
+        """``JobRemoved`` of the idle jobs that left the queue, once their history records
+        appear. Best effort, with its own backoff: a history that does not answer costs
+        removals only (the policies forget a wait after a day), never the poll."""
+        if not self.queue.left:
+            return []
+        constraint, since = removal_query(self.queue.left)
+        projection = list(REMOVAL_PROJECTION)
+        ads = self.history_backoff.call(
+            lambda: self.connect().history(constraint, projection, since=since), now
+        )
+        events, self.queue.left = settle(ads or [], self.queue.left, now)
+        return events
 
     def state(self) -> dict[str, Any]:
         return {
@@ -166,7 +185,7 @@ class CondorPoolSource:
         if jobs is None:
             return events, None
         queue_events, counts = schedd.queue.update(jobs, now)
-        return events + queue_events, counts
+        return events + queue_events + schedd.removals(now), counts
 
     def cursor(self) -> dict[str, Any]:
         return {

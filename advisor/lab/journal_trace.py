@@ -16,6 +16,7 @@ from plugins.contract.events import (
     AttemptStarted,
     Event,
     JobQueued,
+    JobRemoved,
     OwnerSessionEnded,
     OwnerSessionStarted,
 )
@@ -68,6 +69,8 @@ class TraceBuilder:
                     job.runtime = e.time - e.started
                 elif e.outcome is AttemptOutcome.REMOVED:
                     job.removed = e.time
+            elif isinstance(e, JobRemoved) and e.job_id in self.jobs:
+                self.jobs[e.job_id].removed = e.time
 
     def owner_sessions(self, index: Mapping[str, int]) -> OwnerSessions:
         rows = [*self.sessions, *((t, m, self.end) for m, t in self.open_sessions.items())]

@@ -10,6 +10,8 @@ TESTS = FIXTURES / "src/condor_tests"
 IAC_EXCERPT = Path(
     "c_htcondor/IAC-desktop-pool-2004-eviction-excerpt/std_universe_eviction_excerpt.txt"
 )
+LSST_RUNS = Path("c_htcondor/lsst-ctrl_bps_htcondor-testdata/tests_data.tar.gz")
+"""DAGMan runs of a 2025 pool with partitionable slots; their ``*.nodes.log`` are event logs."""
 STATUS_ADS = ("StatusAds/basic4slot", "StatusAds/partionable8core", "StatusAds/small1slot")
 EVENT_LOGS = (
     "src/condor_utils/test_condor.log",
@@ -24,3 +26,13 @@ def machine_ads(data: Path, name: str) -> list[Any]:
     import classad2
 
     return list(classad2.parseAds((data / TESTS / name).read_text()))
+
+
+def lsst_node_logs(data: Path, into: Path) -> dict[str, Path]:
+    """The node event logs of the LSST runs, unpacked under ``into``, by run name."""
+    import tarfile
+
+    with tarfile.open(data / LSST_RUNS) as archive:
+        members = [m for m in archive.getmembers() if m.name.endswith(".nodes.log")]
+        archive.extractall(into, members=members, filter="data")
+    return {p.name.removesuffix(".dag.nodes.log"): p for p in sorted(into.rglob("*.nodes.log"))}

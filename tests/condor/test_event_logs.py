@@ -9,14 +9,18 @@ import pytest
 
 from advisor.condor.epochs import attempt_events, outcome_of
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
-from condor.fixtures import EVENT_LOGS, FIXTURES, IAC_EXCERPT
+from condor.fixtures import EVENT_LOGS, FIXTURES, IAC_EXCERPT, lsst_node_logs
 from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
 
 pytestmark = pytest.mark.realdata
 
 
 def _events(path: Path) -> list:
-    return EventLogAttempts().feed_all(htcondor2.JobEventLog(str(path)).events(stop_after=0))
+    """The whole log's events, as a follower gives them over two reads."""
+    attempts = EventLogAttempts()
+    log = htcondor2.JobEventLog(str(path)).events(stop_after=0)
+    events = [e for event in log for e in attempts.feed(event)]
+    return events + attempts.settle(attempts.evicted)
 
 
 def test_simple_log_is_one_completed_attempt(shared_data: Path) -> None:
@@ -105,3 +109,47 @@ def test_epoch_ad_gives_start_and_end_on_the_slots_machine() -> None:
         1600.0, "3.0", "pc2.example.org", AttemptOutcome.EVICTED_OWNER, 1000.0, 57.0
     )
     assert attempt_events({**ad, "RemoteHost": None}, {}) == []
+
+
+def test_a_removed_running_job_is_a_removal_not_an_owner_eviction(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """A 2025 pool's DAG runs: ``condor_rm`` of a running node writes JOB_EVICTED, then
+    JOB_ABORTED at the same second. Read as an owner's eviction, each would teach the policies a
+    return that never happened."""
+    logs = lsst_node_logs(shared_data, tmp_path)
+    ended = [e for path in logs.values() for e in _events(path) if isinstance(e, AttemptEnded)]
+    by_outcome = {o: sum(e.outcome is o for e in ended) for o in AttemptOutcome}
+    assert by_outcome[AttemptOutcome.REMOVED] == 3  # the three evicted-then-aborted nodes
+    assert by_outcome[AttemptOutcome.EVICTED_OWNER] == 0
+    assert by_outcome[AttemptOutcome.COMPLETED] == len(ended) - 3
+    tiny = _events(logs["tiny_problems"])
+    (removed,) = [e for e in tiny if isinstance(e, AttemptEnded) and e.outcome == "removed"]
+    assert (removed.job_id, removed.machine, removed.started) == ("9229.0", "test02", 1739447991)
+    assert removed.time - removed.started == 43  # 11:59:51 to 12:00:34
+    starts = [e for e in tiny if isinstance(e, AttemptStarted)]
+    assert {e.machine for e in starts} == {"test02"}  # SlotName slot1_2@test02, or the alias
+
+
+def test_a_removal_written_after_the_read_still_counts(shared_data: Path, tmp_path: Path) -> None:
+    """The follower reads between the JOB_EVICTED and the JOB_ABORTED of a condor_rm: the
+    eviction waits for the next read, which finds the removal; an eviction nothing follows is
+    the owner's, one read later."""
+    whole = lsst_node_logs(shared_data, tmp_path / "runs")["tiny_problems"].read_text()
+    cut = whole.index("009 (9229.000.000)")
+    log = tmp_path / "nodes.log"
+    log.write_text(whole[:cut])
+    follower = EventLogFollower(log, EventLogAttempts())
+    first = follower.read()
+    assert not [e for e in first if isinstance(e, AttemptEnded) and e.job_id == "9229.0"]
+    assert follower.state()["evicted"]  # held, and kept across a restart
+    resumed = EventLogFollower(log, EventLogAttempts())
+    resumed.load(follower.state())
+    log.write_text(whole)
+    second = [e for e in resumed.read() if isinstance(e, AttemptEnded) and e.job_id == "9229.0"]
+    assert [e.outcome for e in second] == [AttemptOutcome.REMOVED]
+    log.write_text(whole[:cut])
+    owner = EventLogFollower(log, EventLogAttempts())
+    owner.read()
+    later = [e for e in owner.read() if isinstance(e, AttemptEnded) and e.job_id == "9229.0"]
+    assert [e.outcome for e in later] == [AttemptOutcome.EVICTED_OWNER]

@@ -1,0 +1,64 @@
+"""Which jobs that left the queue idle the daemon reports removed (real classad2 ads; the real
+pool's test, tests/integration/test_real_pool_removals.py, covers the schedd end to end)."""
+
+from __future__ import annotations
+
+import classad2
+
+from advisor.condor.job_queue import QueueTracker
+from advisor.condor.removals import PENDING_S, removal_query, settle
+from plugins.contract.events import JobRemoved
+
+NOW = 1_700_000_000.0
+
+
+def ad(job: str, status: int, starts: int, entered: float | None = None) -> classad2.ClassAd:
+    cluster, proc = job.split(".")
+    text = (
+        f"ClusterId = {cluster}\nProcId = {proc}\nJobStatus = {status}\nNumJobStarts = {starts}\n"
+    )
+    return classad2.parseOne(text + (f"EnteredCurrentStatus = {entered:.0f}\n" if entered else ""))
+
+
+def test_only_a_job_removed_without_starting_again_is_reported() -> None:
+    queue = QueueTracker()
+    idle = [ad("7.0", 1, 0), ad("7.1", 1, 1), ad("7.2", 1, 0), ad("7.3", 1, 0), ad("9.0", 1, 0)]
+    queue.update(idle, NOW)
+    queue.update([ad("9.0", 2, 1)], NOW + 60)  # 9.0 started: still in the queue
+    assert queue.left == {j: (n, NOW) for j, n in (("7.0", 0), ("7.1", 1), ("7.2", 0), ("7.3", 0))}
+    constraint, since = removal_query(queue.left)
+    assert constraint == "member(ClusterId, {7})"
+    history = [
+        ad("7.0", 3, 0, NOW + 30),  # removed while idle
+        ad("7.1", 3, 2, NOW + 40),  # started again and was removed running: its epoch says so
+        ad("7.2", 4, 1, NOW + 50),  # ran and completed between the polls
+        ad("5.0", 3, 0, NOW + 20),  # another cluster's
+    ]
+    found = [h for h in history if classad2.ExprTree(constraint).eval(h)]
+    assert [h["ProcId"] for h in found] == [0, 1, 2]
+    events, pending = settle(found, queue.left, NOW + 60)
+    assert events == [JobRemoved(NOW + 30, "7.0")]
+    assert pending == {"7.3": (0, NOW)}  # no record yet (held, or not written): asked again
+    assert classad2.ExprTree(since).eval(ad("7.0", 3, 0, NOW - 3600)) is True  # the read stops
+    assert classad2.ExprTree(since).eval(history[0]) is False
+    later, pending = settle([ad("7.3", 3, 0, NOW + 90)], pending, NOW + 120)
+    assert later == [JobRemoved(NOW + 90, "7.3")] and pending == {}
+    assert settle([], {"7.3": (0, NOW)}, NOW + PENDING_S)[1] == {}  # then forgotten
+
+
+def test_a_job_back_in_the_queue_is_not_asked_about() -> None:
+    queue = QueueTracker()
+    queue.update([ad("7.0", 1, 0)], NOW)
+    queue.update([], NOW + 60)  # held: gone from the idle and running jobs
+    queue.update([ad("7.0", 1, 0)], NOW + 120)  # released
+    assert queue.left == {}
+
+
+def test_a_cursor_of_an_earlier_version_guesses_no_removal() -> None:
+    queue = QueueTracker()
+    queue.load({"idle": ["7.0"], "running": {}, "longest": {}})
+    queue.update([], NOW)
+    assert settle([ad("7.0", 3, 0, NOW)], queue.left, NOW)[0] == []
+    restored = QueueTracker()
+    restored.load(queue.state())
+    assert restored.state() == queue.state()

@@ -1,0 +1,107 @@
+"""On the real pool: a user's condor_rm reaches the policies as a removal, whether the job was
+queued (``JobRemoved``, from the history of the jobs that left the queue idle) or running (its
+attempt ends ``removed``), from the schedd and from the job's event log alike. A replay reports
+both (simulator/campus/job_book.py); a daemon that missed the first kept a removed job waiting
+in its policies for a day and in a trace export until the export's end."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import pytest
+
+from advisor.condor.event_log import EventLogAttempts, EventLogFollower
+from advisor.condor.factory import build_condor_pool
+from integration.conftest import pool_state, running_jobs, wait_for
+from integration.pool.pool import COLLECTOR, TEST_DIR, ChrootPool
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    JobRemoved,
+)
+
+pytestmark = pytest.mark.integration
+SLEEP = (
+    "executable = /bin/sleep\narguments = 600\nshould_transfer_files = NO\nrequest_memory = 64\n"
+)
+
+
+def removals(events: list[Event]) -> set[tuple[str, str, str | None]]:
+    """(kind, job, outcome) of every event but a queueing or a start."""
+    return {
+        (type(e).__name__, e.job_id, e.outcome.value if isinstance(e, AttemptEnded) else None)
+        for e in events
+        if not isinstance(e, JobQueued | AttemptStarted)
+    }
+
+
+def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPool) -> None:
+    source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
+    events: list[Event] = []
+
+    def poll() -> list[Event]:
+        obs = source.poll(time.time())
+        assert obs.healthy
+        events.extend(obs.events)
+        return events
+
+    poll()  # what earlier tests left is not this test's
+    events.clear()
+    log = f"{TEST_DIR}/removals-{time.monotonic_ns()}.log"
+    idle_pool.submit(f"{SLEEP}log = {log}\nqueue 1\n")
+    idle_pool.submit(f"{SLEEP}log = {log}\nrequirements = false\nqueue 1\n")
+
+    def one_running_one_idle() -> tuple[str, str] | None:
+        queued = {e.job_id for e in poll() if isinstance(e, JobQueued)}
+        running = sorted(set(running_jobs()) & queued)
+        return (running[0], min(queued - {running[0]})) if len(queued) == 2 and running else None
+
+    why = partial(pool_state, idle_pool)
+    ran, waited = wait_for(one_running_one_idle, 60, "one job running, one idle", explain=why)
+    idle_pool.run("condor_rm", ran, waited, user="tester")
+    expected = {("AttemptEnded", ran, "removed"), ("JobRemoved", waited, None)}
+    wait_for(lambda: removals(poll()) == expected, 60, "both removals", explain=why)
+    for _ in range(3):  # nothing more, nothing twice
+        time.sleep(1)
+        poll()
+    mine = [e for e in events if e.job_id in (ran, waited)]
+    assert len([e for e in mine if not isinstance(e, JobQueued | AttemptStarted)]) == 2
+    (gone,) = [e for e in mine if isinstance(e, JobRemoved)]
+    assert abs(gone.time - time.time()) < 60  # when the user removed it
+
+    # the same two removals in the job event log the schedd wrote (no owner eviction)
+    follower = EventLogFollower(idle_pool.host_path(log), EventLogAttempts())
+    from_log = follower.read() + follower.read()
+    assert removals(from_log) == expected
+    assert AttemptOutcome.EVICTED_OWNER not in {getattr(e, "outcome", None) for e in from_log}
+
+
+def test_a_held_job_is_not_a_removal(idle_pool: ChrootPool) -> None:
+    source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
+    events: list[Event] = []
+
+    def poll() -> list[Event]:
+        obs = source.poll(time.time())
+        assert obs.healthy
+        events.extend(obs.events)
+        return events
+
+    poll()
+    events.clear()
+    idle_pool.submit(f"{SLEEP}requirements = false\nqueue 1\n")
+    (job,) = wait_for(
+        lambda: {e.job_id for e in poll() if isinstance(e, JobQueued)}, 60, "a job idle"
+    )
+    idle_pool.run("condor_hold", job, user="tester")
+    for _ in range(3):
+        time.sleep(1)
+        poll()
+    idle_pool.run("condor_release", job, user="tester")
+    wait_for(lambda: sum(isinstance(e, JobQueued) for e in poll()) == 2, 30, "idle again")
+    assert not [e for e in events if isinstance(e, JobRemoved)]
+    idle_pool.run("condor_rm", job, user="tester")
+    wait_for(lambda: removals(poll()) == {("JobRemoved", job, None)}, 30, "its removal")

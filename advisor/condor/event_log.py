@@ -6,9 +6,9 @@ log with ``JobEventLog(path).events(stop_after=0)`` and resumes after a restart 
 events it had already consumed. An event log does not say why a job was evicted; on a desktop
 pool that is the owner, so JOB_EVICTED counts as EVICTED_OWNER, while a shadow exception or a
 failed reconnect means the machine went away. A condor_rm of a running job writes JOB_EVICTED
-and then JOB_ABORTED (docs/live-daemon.md, "What an event log says"), so an eviction is held
-until the job's next event, or the next read, to tell the two apart; JOB_ABORTED of a job not
-running is the removal of a queued job (``JobRemoved``).
+and then JOB_ABORTED (docs/live-daemon.md, "A removal is reported as in a replay"), so an
+eviction is held until the job's next event, or the next read, to tell the two apart;
+JOB_ABORTED of a job not running is the removal of a queued job (``JobRemoved``).
 """
 
 from __future__ import annotations

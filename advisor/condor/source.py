@@ -3,9 +3,9 @@
 Each poll: one projected startd query (owner sessions, power, candidates, inventory), then per
 schedd the epoch ads written since the cursor (attempt outcomes), the idle/running queue (new
 jobs, starts, the idle queue by class) and, when idle jobs left it, the history of their
-removals, then the optional event log. A daemon that does
-not answer is skipped with backoff and the observation says ``healthy=False``; the daemon then
-lets advice expire. Everything observed is appended to the journal for ``trace export``.
+removals, then the optional event log. A daemon that does not answer is skipped with backoff
+and the observation says ``healthy=False``; the daemon then lets advice expire. Everything
+observed is appended to the journal for ``trace export``.
 """
 
 from __future__ import annotations

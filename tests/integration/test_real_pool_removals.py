@@ -18,7 +18,6 @@ from integration.pool.pool import COLLECTOR, TEST_DIR, ChrootPool
 from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
-    AttemptStarted,
     Event,
     JobQueued,
     JobRemoved,
@@ -31,11 +30,11 @@ SLEEP = (
 
 
 def removals(events: list[Event]) -> set[tuple[str, str, str | None]]:
-    """(kind, job, outcome) of every event but a queueing or a start."""
+    """(kind, job, outcome) of every removal and ended attempt."""
     return {
         (type(e).__name__, e.job_id, e.outcome.value if isinstance(e, AttemptEnded) else None)
         for e in events
-        if not isinstance(e, JobQueued | AttemptStarted)
+        if isinstance(e, JobRemoved | AttemptEnded)
     }
 
 
@@ -68,9 +67,9 @@ def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPo
     for _ in range(3):  # nothing more, nothing twice
         time.sleep(1)
         poll()
-    mine = [e for e in events if e.job_id in (ran, waited)]
-    assert len([e for e in mine if not isinstance(e, JobQueued | AttemptStarted)]) == 2
-    (gone,) = [e for e in mine if isinstance(e, JobRemoved)]
+    ended = [e for e in events if isinstance(e, JobRemoved | AttemptEnded)]
+    assert len([e for e in ended if e.job_id in (ran, waited)]) == 2
+    (gone,) = [e for e in ended if isinstance(e, JobRemoved)]
     assert abs(gone.time - time.time()) < 60  # when the user removed it
 
     # the same two removals in the job event log the schedd wrote (no owner eviction)

@@ -7,6 +7,7 @@ in its policies for a day and in a trace export until the export's end."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import partial
 
 import pytest
@@ -38,9 +39,10 @@ def removals(events: list[Event]) -> set[tuple[str, str, str | None]]:
     }
 
 
-def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPool) -> None:
+def polling(events: list[Event]) -> Callable[[], list[Event]]:
+    """A poll of a new source of the test pool that adds to ``events`` and returns them all;
+    what earlier tests left is polled once and dropped."""
     source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
-    events: list[Event] = []
 
     def poll() -> list[Event]:
         obs = source.poll(time.time())
@@ -48,8 +50,14 @@ def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPo
         events.extend(obs.events)
         return events
 
-    poll()  # what earlier tests left is not this test's
+    poll()
     events.clear()
+    return poll
+
+
+def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPool) -> None:
+    events: list[Event] = []
+    poll = polling(events)
     log = f"{TEST_DIR}/removals-{time.monotonic_ns()}.log"
     idle_pool.submit(f"{SLEEP}log = {log}\nqueue 1\n")
     idle_pool.submit(f"{SLEEP}log = {log}\nrequirements = false\nqueue 1\n")
@@ -80,17 +88,8 @@ def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPo
 
 
 def test_a_held_job_is_not_a_removal(idle_pool: ChrootPool) -> None:
-    source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
     events: list[Event] = []
-
-    def poll() -> list[Event]:
-        obs = source.poll(time.time())
-        assert obs.healthy
-        events.extend(obs.events)
-        return events
-
-    poll()
-    events.clear()
+    poll = polling(events)
     idle_pool.submit(f"{SLEEP}requirements = false\nqueue 1\n")
     (job,) = wait_for(
         lambda: {e.job_id for e in poll() if isinstance(e, JobQueued)}, 60, "a job idle"

@@ -20,7 +20,6 @@ from advisor.condor.job_queue import QUEUE_CONSTRAINT, QUEUE_PROJECTION, QueueTr
 from advisor.condor.journal import Journal
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.removals import REMOVAL_PROJECTION, removal_query, settle
-from advisor.condor.reported_once import ReportedOnce
 from advisor.condor.retry import Backoff
 from advisor.condor.startd_ads import SlotAd, group_by_machine
 from advisor.ports import Observation
@@ -120,8 +119,6 @@ class CondorPoolSource:
     """Finds every schedd through the collector when none were configured (retried until then)."""
     restored: dict[str, Any] = field(default_factory=dict)
     """Schedd cursors from ``restore``, for schedds discovered later."""
-    once: ReportedOnce = field(default_factory=ReportedOnce)
-    """The event log's reports and the schedds' counted once (reported_once.py)."""
 
     def poll(self, now: float) -> Observation:
         events: list[Event] = []
@@ -159,7 +156,7 @@ class CondorPoolSource:
             events += schedd_events
             new_jobs += submitted(schedd_events)
         if self.event_log is not None:
-            events = self.once.fresh(events + self.event_log.read())
+            events += self.event_log.read()
         events.sort(key=lambda e: e.time)
         if self.journal is not None:
             self.journal.append(events)

@@ -91,6 +91,10 @@ class QueueTracker:
     """Idle jobs that left the queue, until their history record is read (removals.py)."""
     polled: float = 0.0
     running: dict[str, float] = field(default_factory=dict)
+    """The start of each job's latest attempt reported (from the queue or an epoch ad)."""
+    ended: set[str] = field(default_factory=set)
+    """Jobs whose latest attempt's epoch ad was read: a 25 schedd writes it while the queue
+    still lists the job running, and that start must not be reported again."""
     longest: dict[str, float] = field(default_factory=dict)
     understated: dict[str, int] = field(default_factory=dict)
     """Idle jobs whose longest attempt (whole hours) is a class the pool's expression misses."""
@@ -147,6 +151,7 @@ class QueueTracker:
                     continue
                 if self.running.get(jid) != started:
                     self.running[jid] = started
+                    self.ended.discard(jid)
                     events.append(AttemptStarted(started, jid, machine))
         seen = self.polled or now  # (a cursor of an earlier version has no poll time)
         left = {jid: (n, seen) for jid, n in self.idle.items() if jid not in queued}
@@ -154,17 +159,23 @@ class QueueTracker:
         self.idle, self.polled = idle_now, now
         for jid in [j for j in self.longest if j not in queued]:
             del self.longest[jid]
-        gone = [j for j, t in self.running.items() if j not in queued and now - t > STALE_S]
+        gone = [
+            j
+            for j, t in self.running.items()
+            if j not in queued and (j in self.ended or now - t > STALE_S)
+        ]
         for jid in gone:
             del self.running[jid]
+            self.ended.discard(jid)
         return events, by_class
 
-    def consume_start(self, jid: str, started: float) -> bool:
-        """True (and forgotten) when this attempt's start was already reported from the queue."""
-        if self.running.get(jid) == started:
-            del self.running[jid]
-            return True
-        return False
+    def attempt_ended(self, jid: str, started: float) -> bool:
+        """Whether the start of this attempt, whose epoch ad was read, was reported already."""
+        latest = self.running.get(jid)
+        if latest is None or started >= latest:  # (not an earlier attempt's ad, read late)
+            self.running[jid] = started
+            self.ended.add(jid)
+        return latest == started
 
     def state(self) -> dict[str, Any]:
         return {
@@ -172,6 +183,7 @@ class QueueTracker:
             "polled": self.polled,
             "left": {jid: list(v) for jid, v in self.left.items()},
             "running": self.running,
+            "ended": sorted(self.ended),
             "longest": self.longest,
         }
 
@@ -183,4 +195,5 @@ class QueueTracker:
         self.polled = float(state.get("polled", 0.0))
         self.left = {jid: (int(n), float(t)) for jid, (n, t) in state.get("left", {}).items()}
         self.running = {k: float(v) for k, v in state.get("running", {}).items()}
+        self.ended = set(state.get("ended", []))
         self.longest = {k: float(v) for k, v in state.get("longest", {}).items()}

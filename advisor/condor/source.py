@@ -3,7 +3,8 @@
 Each poll: one projected startd query (owner sessions, power, candidates, inventory), then per
 schedd the epoch ads written since the cursor (attempt outcomes), the idle/running queue (new
 jobs, starts, the idle queue by class) and, when idle jobs left it, the history of their
-removals, then the optional event log. A daemon that does not answer is skipped with backoff
+removals, then the optional event log, whose reports of what a schedd reported too are
+dropped (reported_once.py). A daemon that does not answer is skipped with backoff
 and the observation says ``healthy=False``; the daemon then lets advice expire. Everything
 observed is appended to the journal for ``trace export``.
 """
@@ -20,6 +21,7 @@ from advisor.condor.job_queue import QUEUE_CONSTRAINT, QUEUE_PROJECTION, QueueTr
 from advisor.condor.journal import Journal
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.removals import REMOVAL_PROJECTION, removal_query, settle
+from advisor.condor.reported_once import ReportedOnce
 from advisor.condor.retry import Backoff
 from advisor.condor.startd_ads import SlotAd, group_by_machine
 from advisor.ports import Observation
@@ -119,6 +121,8 @@ class CondorPoolSource:
     """Finds every schedd through the collector when none were configured (retried until then)."""
     restored: dict[str, Any] = field(default_factory=dict)
     """Schedd cursors from ``restore``, for schedds discovered later."""
+    once: ReportedOnce = field(default_factory=ReportedOnce)
+    """With an event log, what both it and the schedds report is passed on once."""
 
     def poll(self, now: float) -> Observation:
         events: list[Event] = []
@@ -156,7 +160,9 @@ class CondorPoolSource:
             events += schedd_events
             new_jobs += submitted(schedd_events)
         if self.event_log is not None:
-            events += self.event_log.read()
+            logged = self.event_log.read()
+            events = self.once.fresh(events, "schedd") + self.once.fresh(logged, "event log")
+            self.once.forget()
         events.sort(key=lambda e: e.time)
         if self.journal is not None:
             self.journal.append(events)
@@ -176,7 +182,7 @@ class CondorPoolSource:
         for ad in epochs:
             for event in attempt_events(ad, watts):
                 if isinstance(event, AttemptStarted):
-                    if schedd.queue.consume_start(event.job_id, event.time):
+                    if schedd.queue.attempt_ended(event.job_id, event.time):
                         continue
                 elif isinstance(event, AttemptEnded):
                     schedd.queue.record_attempt(event.job_id, event.time - event.started)

@@ -19,6 +19,7 @@ from integration.pool.pool import COLLECTOR, TEST_DIR, ChrootPool
 from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
+    AttemptStarted,
     Event,
     JobQueued,
     JobRemoved,
@@ -103,3 +104,34 @@ def test_a_held_job_is_not_a_removal(idle_pool: ChrootPool) -> None:
     assert not [e for e in events if isinstance(e, JobRemoved)]
     idle_pool.run("condor_rm", job, user="tester")
     wait_for(lambda: removals(poll()) == {("JobRemoved", job, None)}, 30, "its removal")
+
+
+@pytest.mark.parametrize("with_log", [False, True], ids=["schedd", "schedd and event log"])
+def test_each_submission_start_and_end_is_reported_once(
+    idle_pool: ChrootPool, with_log: bool
+) -> None:
+    """The schedd's queue still lists a job running when its epoch ad is written, and the job's
+    event log reports each event again, up to a few seconds apart; the source passes one of
+    each (advisor/condor/job_queue.py, reported_once.py)."""
+    log = f"{TEST_DIR}/once-{time.monotonic_ns()}.log"
+    config: dict[str, object] = {"collector": COLLECTOR, "active_idle_s": 0}
+    if with_log:
+        config["event_log"] = str(idle_pool.host_path(log))
+    source, _ = build_condor_pool(config)
+    source.poll(time.time())
+    events: list[Event] = []
+    idle_pool.submit(f"{SLEEP.replace('600', '3')}log = {log}\nqueue 4\n")
+
+    def four_ended() -> bool:
+        events.extend(source.poll(time.time()).events)
+        return sum(isinstance(e, AttemptEnded) for e in events) >= 4
+
+    wait_for(four_ended, 90, "four attempts ended", explain=partial(pool_state, idle_pool))
+    for _ in range(3):  # the later of two reports would come now
+        time.sleep(1)
+        events.extend(source.poll(time.time()).events)
+    kinds = [
+        type(e).__name__ for e in events if isinstance(e, JobQueued | AttemptStarted | AttemptEnded)
+    ]
+    expected = ["AttemptEnded"] * 4 + ["AttemptStarted"] * 4 + ["JobQueued"] * 4
+    assert sorted(kinds) == expected, "\n".join(map(repr, events))

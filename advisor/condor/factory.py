@@ -4,7 +4,8 @@ Settings (``pool`` section of the daemon's configuration; defaults in brackets):
 ``collector`` HOST:PORT (or the daemon's checked ``(host, port)``); ``schedds`` schedd names
 to read ([] = every schedd the collector knows); ``token_file`` IDTOKEN for the advisor's
 identity [none: READ only, no merge]; ``merge`` publish through MERGE_STARTD_AD (needs the
-token) [true]; ``event_log`` a job event log to follow as well [none]; ``active_idle_s``
+token) [true]; ``event_log`` a job event log to follow as well [none], written by the schedd
+``event_log_schedd`` [the pool's only schedd]; ``active_idle_s``
 keyboard idle below which the owner counts as present [900]; ``watts`` {active, idle, sleep}
 for machines without an ``AdvisorMachineType`` [Normal: 57/40/2]; ``types`` watts per
 ``AdvisorMachineType``. The daemon adds (``advisor.commands.run.live_pool_settings``):
@@ -159,6 +160,7 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
         collector_backoff=Backoff(f"collector {address}"),
         tracker=MachineTracker(active_idle_s=float(config.get("active_idle_s", 900.0))),
         event_log=event_log,
+        event_log_schedd=config.get("event_log_schedd"),
         journal=Journal(Path(state_dir)) if state_dir else None,
         discover=None if schedds else discover,
     )

@@ -12,8 +12,9 @@ since it was last sent, at most ``max_edits`` jobs: the schedd writes every edit
 queue log. The advisor's identity must be allowed to edit other users' jobs (a queue super user,
 ``deploy/access-point``). An edit the schedd refuses raises ``SinkRefused``, which the daemon
 counts and logs as one line naming the fix (again when it changes, or after an hour); jobs not
-edited are sent again the next cycle. Job ids are ``cluster.proc``: with several
-schedds, a job id advised is edited on each schedd where it is idle.
+edited are sent again the next cycle. A job advised is edited on its own schedd
+(``cluster.proc@schedd``, plugins/contract/job_ids.py); one without a schedd in its id, on each
+schedd where it is idle.
 
 ``AdvisorPriorHours`` is the pool's fact, not a policy's: the job's longest earlier attempt in
 whole hours, which the daemon knows from the epoch history while the job ad keeps only the last
@@ -30,6 +31,7 @@ from typing import Any
 
 from advisor.ports import refused_as
 from plugins.contract.advice import Advice
+from plugins.contract.job_ids import split_schedd
 
 
 def idle_jobs_constraint(jobs: Sequence[str], owners: Sequence[str]) -> str:
@@ -64,6 +66,12 @@ def by_value(pairs: Sequence[tuple[str, int]]) -> dict[int, list[str]]:
     for job, value in pairs:
         grouped.setdefault(value, []).append(job)
     return dict(sorted(grouped.items()))
+
+
+def on_schedd(pairs: Sequence[tuple[str, int]], name: str) -> list[tuple[str, int]]:
+    """The (``cluster.proc``, value) of the jobs advised that may be on schedd ``name``."""
+    local = ((split_schedd(job), value) for job, value in pairs)
+    return [(job, value) for (job, schedd), value in local if schedd in ("", name)]
 
 
 @dataclass
@@ -109,12 +117,10 @@ class ScheddJobSink:
         if not holds and not classed and not changed and not (classes and budget):
             return
         for name, schedd in self.schedds():
-            for value, jobs in by_value(holds).items():
-                edit_idle(schedd, jobs, self.owners, "AdvisorHoldUntil", value)
-            for value, jobs in by_value(classed).items():
-                edit_idle(schedd, jobs, self.owners, "AdvisorNeedsHours", value)
-            for prio, jobs in by_value(changed).items():
-                edit_idle(schedd, jobs, self.owners, "JobPrio", prio)
+            edits = (("AdvisorHoldUntil", holds), ("AdvisorNeedsHours", classed))
+            for attr, pairs in (*edits, ("JobPrio", changed)):
+                for value, jobs in by_value(on_schedd(pairs, name)).items():
+                    edit_idle(schedd, jobs, self.owners, attr, value)
             hours = classes.get(name, [])[:budget]
             budget -= len(hours)
             for value, jobs in by_value(hours).items():

@@ -4,15 +4,17 @@ Each poll: one projected startd query (owner sessions, power, candidates, invent
 schedd the epoch ads written since the cursor (attempt outcomes), the idle/running queue (new
 jobs, starts, the idle queue by class) and, when idle jobs left it, the history of their
 removals, then the optional event log, whose reports of what a schedd reported too are
-dropped (reported_once.py). A daemon that does not answer is skipped with backoff
-and the observation says ``healthy=False``; the daemon then lets advice expire. Everything
-observed is appended to the journal for ``trace export``.
+dropped (reported_once.py). Each schedd's jobs are named ``cluster.proc@schedd``, since
+every schedd numbers its clusters from 1 (plugins/contract/job_ids.py). A daemon that does
+not answer is skipped with backoff and the observation says ``healthy=False``; the daemon
+then lets advice expire. Everything observed is appended to the journal for ``trace export``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from advisor.condor.epochs import EPOCH_PROJECTION, attempt_events, epoch_key
@@ -26,7 +28,8 @@ from advisor.condor.retry import Backoff
 from advisor.condor.startd_ads import SlotAd, group_by_machine
 from advisor.ports import Observation
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
-from plugins.contract.events import AttemptEnded, AttemptStarted, Event
+from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued, JobRemoved
+from plugins.contract.job_ids import on_schedd
 from plugins.contract.policy import MachineInfo, PoolView
 
 Inventory = Callable[[str, Sequence[SlotAd]], MachineInfo]
@@ -36,6 +39,19 @@ EPOCH_REREAD_S = 120.0
 """How far behind the newest epoch ad each poll reads again. Concurrent shadows append epoch
 ads out of ``EpochWriteDate`` order (each stamps its time, then waits for the file), so an ad
 may land after one written later; ads inside the window are told apart by identity."""
+
+
+def on_schedd_events(events: list[Event], schedd: str) -> list[Event]:
+    """``events`` with their jobs named on ``schedd`` (plugins/contract/job_ids.py); as they
+    are where the schedd is not known."""
+    if not schedd:
+        return events
+    return [
+        replace(e, job_id=on_schedd(e.job_id, schedd))
+        if isinstance(e, JobQueued | JobRemoved | AttemptStarted | AttemptEnded)
+        else e
+        for e in events
+    ]
 
 
 @dataclass
@@ -63,8 +79,10 @@ class ScheddReader:
         )
         if ads is None:
             return None
-        keyed = sorted((k, ad) for ad in ads if (k := epoch_key(ad)) is not None)
-        fresh = [ad for (t, ident), ad in keyed if ident not in self.seen]
+        keyed = sorted(  # (by key alone: two ads of one attempt written at one second tie)
+            ((k, ad) for ad in ads if (k := epoch_key(ad)) is not None), key=lambda pair: pair[0]
+        )
+        fresh = list({ident: ad for (_, ident), ad in keyed if ident not in self.seen}.values())
         self.seen.update((ident, t) for (t, ident), _ in keyed)
         if keyed:
             self.cursor_time = max(self.cursor_time, keyed[-1][0][0])
@@ -121,6 +139,9 @@ class CondorPoolSource:
     """Finds every schedd through the collector when none were configured (retried until then)."""
     restored: dict[str, Any] = field(default_factory=dict)
     """Schedd cursors from ``restore``, for schedds discovered later."""
+    event_log_schedd: str | None = None
+    """The schedd whose jobs the event log records (None: the pool's only schedd)."""
+    warned_log_schedd: bool = False
     once: ReportedOnce = field(default_factory=ReportedOnce)
     """With an event log, what both it and the schedds report is passed on once."""
 
@@ -150,6 +171,7 @@ class CondorPoolSource:
         new_jobs: list[str] = []
         for schedd in self.schedds:
             schedd_events, counts = self._schedd(schedd, now)
+            schedd_events = on_schedd_events(schedd_events, schedd.name)
             if counts is None:
                 healthy = False
                 counts = [0] * PRIOR_HOURS_CLASSES
@@ -160,7 +182,7 @@ class CondorPoolSource:
             events += schedd_events
             new_jobs += submitted(schedd_events)
         if self.event_log is not None:
-            logged = self.event_log.read()
+            logged = on_schedd_events(self.event_log.read(), self.log_schedd())
             events = self.once.fresh(events, "schedd") + self.once.fresh(logged, "event log")
             self.once.forget()
         events.sort(key=lambda e: e.time)
@@ -168,6 +190,21 @@ class CondorPoolSource:
             self.journal.append(events)
         self.last_view = PoolView(views, by_class, new_jobs, by_cpus)
         return Observation(events, self.last_view, dict(self.machines), healthy)
+
+    def log_schedd(self) -> str:
+        """Whose jobs the event log records: the named schedd, else the only one ("": not
+        known, its job ids stay bare, and a warning says so once)."""
+        if self.event_log_schedd or len(self.schedds) == 1:
+            return self.event_log_schedd or self.schedds[0].name
+        if self.schedds and not self.warned_log_schedd:
+            self.warned_log_schedd = True
+            logging.getLogger("htcondor_advisor.pool").warning(
+                "pool.event_log names no schedd and the pool has %d: its jobs cannot be told "
+                "from theirs; set pool.event_log_schedd to the Name of the schedd that writes "
+                "it (condor_status -schedd -af Name)",
+                len(self.schedds),
+            )
+        return ""
 
     def understated(self) -> dict[str, dict[str, int]]:
         """Per schedd, idle jobs whose prior-hours class the pool's expression misses."""

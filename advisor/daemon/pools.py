@@ -113,6 +113,11 @@ CONDOR_KEYS = {
     "token_file": Key(_path, None, "IDTOKEN file for the advisor's identity"),
     "merge": Key(f.boolean, True, "also MERGE_STARTD_AD into the collector (needs token_file)"),
     "event_log": Key(_path, None, "a job event log to follow as well"),
+    "event_log_schedd": Key(
+        lambda v, p: None if v is None else f.text(v, p),
+        None,
+        "Name of the schedd whose jobs the event log records (null: the pool's only schedd)",
+    ),
     "journal": Key(f.boolean, True, "journal observations in the state directory (trace export)"),
     "active_idle_s": Key(
         lambda v, p: f.duration(v, p, lo=0.0, hi=f.DAY_S),

@@ -15,6 +15,7 @@ when its bucket is below the control percent (docs/control-group.md).
 from __future__ import annotations
 
 from plugins.contract.events import Event
+from plugins.contract.job_ids import split_schedd
 
 MODULUS = 2_147_483_647
 """2^31 - 1, the Park-Miller prime."""
@@ -34,9 +35,10 @@ def control_bucket(cluster: int, proc: int) -> int:
 
 
 def job_numbers(job_id: str) -> tuple[int, int] | None:
-    """``ClusterId.ProcId`` of an HTCondor job id (``"12.3"``, a bare ``"12"`` is process 0);
-    None for ids of another form (a trace's own names, a replica ``12.3#r1``)."""
-    cluster, _, proc = job_id.partition(".")
+    """``ClusterId.ProcId`` of an HTCondor job id (``"12.3"``, on a schedd ``"12.3@ap1"``, a
+    bare ``"12"`` is process 0); None for ids of another form (a trace's own names, a replica
+    ``12.3#r1``)."""
+    cluster, _, proc = split_schedd(job_id)[0].partition(".")
     if not (cluster.isdigit() and (proc.isdigit() or not proc)):
         return None
     return int(cluster), int(proc or 0)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 from typing import Any
 
-from plugins.frugal.suspects import FORGET_S, batch_of
+from plugins.contract.job_ids import batch_of
+from plugins.frugal.suspects import FORGET_S
 
 
 class CutShortBatches:

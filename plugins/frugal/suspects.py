@@ -25,6 +25,7 @@ from typing import Any
 
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
 from plugins.contract.clock import DAY, HOUR
+from plugins.contract.job_ids import batch_of
 
 MIN_COMPLETED = 100
 """Completed jobs seen before the longest of them is trusted as the longest a job needs."""
@@ -33,11 +34,6 @@ TRUSTED_BATCHES = 100
 (the default of ``frugal``'s ``trusted_batches``)."""
 FORGET_S = 30 * DAY
 """A batch whose last completion is older than this is forgotten (its jobs have long left)."""
-
-
-def batch_of(job_id: str) -> str:
-    """The batch (cluster) of a ``cluster.proc`` job id."""
-    return job_id.split(".", 1)[0]
 
 
 class NeverFinisherSuspects:

@@ -74,3 +74,14 @@ def test_a_resumed_cursor_reports_nothing_twice() -> None:
     old = reader(file)
     old.load({"cursor_time": 1000.0, "cursor_ids": ["1.0.0", "2.0.0", "3.0.0"]})  # older format
     assert old.epochs(1003.0) == []
+
+
+def test_an_attempt_s_ad_written_twice_in_one_second_is_read_once() -> None:
+    """As when a second schedd's shadows write into the first's epoch file (docs/live-daemon.md,
+    "A job is named on its schedd"): ads that tie are not compared, and the attempt counts once."""
+    file = EpochFile()
+    schedd = reader(file)
+    file.append(4, 1000.0)
+    file.append(4, 1000.0)
+    file.append(5, 1000.0)
+    assert clusters(schedd.epochs(1001.0) or []) == [4, 5]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import classad2
 
-from advisor.condor.job_sink import idle_jobs_constraint
+from advisor.condor.job_sink import idle_jobs_constraint, on_schedd
 
 
 def selected(constraint: str, ads: list[dict[str, object]]) -> list[str]:
@@ -32,3 +32,9 @@ def test_only_the_advised_idle_jobs_are_selected() -> None:
 def test_only_the_named_owners_jobs_are_selected() -> None:
     constraint = idle_jobs_constraint(["7.0", "7.2", "71.0"], ("alice",))
     assert selected(constraint, ADS) == ["7.0", "71.0"]
+
+
+def test_a_job_named_on_a_schedd_is_edited_there_only() -> None:
+    advised = [("7.0@ap1.example.org", 5), ("7.0@ap2@cm.example.org", 6), ("8.0", 7)]
+    assert on_schedd(advised, "ap1.example.org") == [("7.0", 5), ("8.0", 7)]
+    assert on_schedd(advised, "ap2@cm.example.org") == [("7.0", 6), ("8.0", 7)]

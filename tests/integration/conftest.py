@@ -19,7 +19,14 @@ import yaml
 from conftest import require
 
 from advisor.lab.daemon_process import DaemonProcess
-from integration.pool.pool import COLLECTOR, DEFAULT_CHROOT, ChrootPool, build_chroot
+from integration.pool.pool import (
+    COLLECTOR,
+    DEFAULT_CHROOT,
+    SECOND_SCHEDD,
+    ChrootPool,
+    build_chroot,
+)
+from plugins.contract.job_ids import on_schedd
 
 TEST_POLICIES = Path(__file__).resolve().parent / "policies"
 """``fixed-advice``, registered through the dist-info there (on the daemon's PYTHONPATH)."""
@@ -103,25 +110,42 @@ def running_job_ads(projection: list[str]) -> list[Any]:
     """
     import htcondor2
 
-    schedd = htcondor2.Schedd(htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd))
+    located = htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd, first_schedd())
+    schedd = htcondor2.Schedd(located)
     ads = schedd.query("JobStatus == 2 && RemoteHost =!= undefined", ["RemoteHost", *projection])
     for ad in ads:
         ad["Machine"] = ad["RemoteHost"].split("@")[1]
     return list(ads)
 
 
+def first_schedd() -> str:
+    """The ``Name`` of the test pool's first schedd, where ``ChrootPool.submit`` submits."""
+    import htcondor2
+
+    ads = htcondor2.Collector(COLLECTOR).query(htcondor2.AdTypes.Schedd, projection=["Name"])
+    (name,) = [str(ad["Name"]) for ad in ads if ad["Name"] != SECOND_SCHEDD]
+    return name
+
+
+def job_on_schedd(ad: Any) -> str:
+    """A job ad's id as the daemon names it (``cluster.proc@schedd``; ``GlobalJobId`` is
+    ``schedd#cluster.proc#qdate``)."""
+    return on_schedd(f"{ad['ClusterId']}.{ad['ProcId']}", ad["GlobalJobId"].split("#")[0])
+
+
 def running_jobs() -> dict[str, str]:
-    """Running jobs by id -> machine, from the schedd."""
-    ads = running_job_ads(["ClusterId", "ProcId"])
-    return {f"{a['ClusterId']}.{a['ProcId']}": a["Machine"] for a in ads}
+    """Running jobs by id (as the daemon names them) -> machine, from the schedd."""
+    ads = running_job_ads(["ClusterId", "ProcId", "GlobalJobId"])
+    return {job_on_schedd(a): a["Machine"] for a in ads}
 
 
 def _pool_up(count: int) -> bool:
-    """The startds and the schedd have advertised themselves."""
+    """The startds and both schedds have advertised themselves."""
     import htcondor2
 
     try:
-        htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd)
+        htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd, first_schedd())
+        htcondor2.Collector(COLLECTOR).locate(htcondor2.DaemonTypes.Schedd, SECOND_SCHEDD)
         return len(startd_ads(["Name"])) == count
     except Exception:  # still starting
         return False

@@ -47,6 +47,7 @@ from integration.pool.hosts import (
 from integration.pool.pool import DEFAULT_CHROOT, DOMAIN, PROJECT, build_chroot
 from integration.test_real_pool_events import job, policy_ended
 from plugins.contract.control import CONTROL, TREATED, arm_of
+from plugins.contract.job_ids import on_schedd, split_schedd
 from plugins.contract.machine_split import MachineSplit
 
 pytestmark = pytest.mark.hosts
@@ -187,6 +188,11 @@ def running_on(pool: HostsPool) -> dict[str, str]:
     return jobs
 
 
+def cm_schedd(pool: HostsPool) -> str:
+    """The central manager's schedd's ``Name``, on which the daemon names its jobs."""
+    return pool.run(CM, "condor_status", "-schedd", "-af", "Name").strip()
+
+
 def http_get(prefix: list[str], python: str, url: str) -> tuple[int, str]:
     """Status and body of a GET of ``url`` by ``python`` run under ``prefix`` (a host)."""
     script = (
@@ -309,8 +315,9 @@ def test_jobs_follow_the_advice_share_a_slot_and_leave_together_with_the_owner(
     hosts_pool.set_owner_schedule("ep1", [(login, login + 3600)])
     wait_for(lambda: not running_on(hosts_pool), 30, "both jobs evicted")
     state = tmp_path / "state"
-    expected = sorted([job_id, EP1, "evicted-owner"] for job_id in two)
-    wait_for(lambda: policy_ended(state, two) == expected, 30, "the two owner evictions")
+    ids = {on_schedd(j, cm_schedd(hosts_pool)): m for j, m in two.items()}
+    expected = sorted([job_id, EP1, "evicted-owner"] for job_id in ids)
+    wait_for(lambda: policy_ended(state, ids) == expected, 30, "the two owner evictions")
     # the daemon stops: its advice expires and the jobs run on ep2, as without the advisor
     daemon.proc.send_signal(signal.SIGTERM)
     assert daemon.finish(30) == 0
@@ -392,7 +399,7 @@ def test_the_daemon_reads_the_cores_a_queued_job_requests(
     def queued() -> dict[str, int] | None:
         lines = journal.read_text().splitlines() if journal.exists() else []
         found = {
-            e["job_id"]: e["cpus"]
+            split_schedd(e["job_id"])[0]: e["cpus"]
             for e in map(json.loads, lines)
             if e["kind"] == "JobQueued" and e["job_id"].startswith(f"{cluster}.")
         }

@@ -14,7 +14,7 @@ import pytest
 
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
 from advisor.condor.factory import build_condor_pool
-from integration.conftest import pool_state, running_jobs, wait_for
+from integration.conftest import first_schedd, pool_state, running_jobs, wait_for
 from integration.pool.pool import COLLECTOR, TEST_DIR, ChrootPool
 from plugins.contract.events import (
     AttemptEnded,
@@ -24,6 +24,7 @@ from plugins.contract.events import (
     JobQueued,
     JobRemoved,
 )
+from plugins.contract.job_ids import split_schedd
 
 pytestmark = pytest.mark.integration
 SLEEP = (
@@ -38,6 +39,11 @@ def removals(events: list[Event]) -> set[tuple[str, str, str | None]]:
         for e in events
         if isinstance(e, JobRemoved | AttemptEnded)
     }
+
+
+def local(job: str) -> str:
+    """``cluster.proc`` of a job id the daemon names on its schedd, for condor_rm and the like."""
+    return split_schedd(job)[0]
 
 
 def polling(events: list[Event]) -> Callable[[], list[Event]]:
@@ -70,7 +76,7 @@ def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPo
 
     why = partial(pool_state, idle_pool)
     ran, waited = wait_for(one_running_one_idle, 60, "one job running, one idle", explain=why)
-    idle_pool.run("condor_rm", ran, waited, user="tester")
+    idle_pool.run("condor_rm", local(ran), local(waited), user="tester")
     expected = {("AttemptEnded", ran, "removed"), ("JobRemoved", waited, None)}
     wait_for(lambda: removals(poll()) == expected, 60, "both removals", explain=why)
     for _ in range(3):  # nothing more, nothing twice
@@ -84,7 +90,7 @@ def test_a_removed_job_is_a_removal_whether_it_waited_or_ran(idle_pool: ChrootPo
     # the same two removals in the job event log the schedd wrote (no owner eviction)
     follower = EventLogFollower(idle_pool.host_path(log), EventLogAttempts())
     from_log = follower.read() + follower.read()
-    assert removals(from_log) == expected
+    assert removals(from_log) == {(kind, local(j), outcome) for kind, j, outcome in expected}
     assert AttemptOutcome.EVICTED_OWNER not in {getattr(e, "outcome", None) for e in from_log}
 
 
@@ -95,14 +101,14 @@ def test_a_held_job_is_not_a_removal(idle_pool: ChrootPool) -> None:
     (job,) = wait_for(
         lambda: {e.job_id for e in poll() if isinstance(e, JobQueued)}, 60, "a job idle"
     )
-    idle_pool.run("condor_hold", job, user="tester")
+    idle_pool.run("condor_hold", local(job), user="tester")
     for _ in range(3):
         time.sleep(1)
         poll()
-    idle_pool.run("condor_release", job, user="tester")
+    idle_pool.run("condor_release", local(job), user="tester")
     wait_for(lambda: sum(isinstance(e, JobQueued) for e in poll()) == 2, 30, "idle again")
     assert not [e for e in events if isinstance(e, JobRemoved)]
-    idle_pool.run("condor_rm", job, user="tester")
+    idle_pool.run("condor_rm", local(job), user="tester")
     wait_for(lambda: removals(poll()) == {("JobRemoved", job, None)}, 30, "its removal")
 
 
@@ -115,8 +121,9 @@ def test_each_submission_start_and_end_is_reported_once(
     each (advisor/condor/job_queue.py, reported_once.py)."""
     log = f"{TEST_DIR}/once-{time.monotonic_ns()}.log"
     config: dict[str, object] = {"collector": COLLECTOR, "active_idle_s": 0}
-    if with_log:
+    if with_log:  # (the test pool has two schedds: the log's is named)
         config["event_log"] = str(idle_pool.host_path(log))
+        config["event_log_schedd"] = first_schedd()
     source, _ = build_condor_pool(config)
     source.poll(time.time())
     events: list[Event] = []

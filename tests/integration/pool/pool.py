@@ -27,6 +27,9 @@ DOMAIN = "advisor.test"
 TEST_DIR = "/var/lib/advisor-test"
 HOOK = "/usr/local/libexec/htcondor-advisor-hook"
 COLLECTOR = "127.0.0.1:9618"
+SECOND_SCHEDD = f"ap2@ap2.{DOMAIN}"
+"""The second schedd's ``Name`` (an ``@`` in it, as a schedd's ``-local-name`` often has)."""
+SECOND_SPOOL = "/var/spool/condor/ap2"
 CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
 """Not the host's environment: importing htcondor2 sets CONDOR_CONFIG for the host side."""
 
@@ -73,12 +76,23 @@ def startd_config(names: Sequence[str], hook_url: str, cron_period: int) -> str:
         f"include : {TEST_DIR}/40-htcondor-advisor-expressions.conf",
         f"include : {TEST_DIR}/50-central-manager.conf",
         f"include : {TEST_DIR}/50-execute-point.conf",
+        f"include : {TEST_DIR}/50-access-point.conf",
         f"ADVISOR_URL = {hook_url}",
         f"ADVISOR_HOOK = {HOOK}",
         f"ADVISOR_HOOK_PERIOD = {cron_period}",
         "ADVISOR_CONTROL_PERCENT = 0",  # the tests check what advice does to given jobs
-        "DAEMON_LIST = MASTER COLLECTOR NEGOTIATOR SCHEDD "
+        "DAEMON_LIST = MASTER COLLECTOR NEGOTIATOR SCHEDD SCHEDD_AP2 "
         + " ".join(f"STARTD_{n.upper()}" for n in names),
+        # A second access point, whose clusters are numbered from 1 as the first's are.
+        "SCHEDD_AP2 = $(SCHEDD)",
+        "SCHEDD_AP2_ARGS = -local-name AP2",
+        f"AP2.SCHEDD_NAME = {SECOND_SCHEDD}",
+        f"AP2.SPOOL = {SECOND_SPOOL}",
+        "AP2.SCHEDD_LOG = $(LOG)/SchedLog.ap2",
+        f"AP2.SCHEDD_ADDRESS_FILE = {SECOND_SPOOL}/.schedd_address",
+        f"AP2.SCHEDD_DAEMON_AD_FILE = {SECOND_SPOOL}/.schedd_classad",
+        # Its shadows write the epoch ads: they would read the first's JOB_EPOCH_HISTORY.
+        f"AP2.SHADOW = {TEST_DIR}/ap2-shadow",
     ]
     for n in names:
         up = n.upper()
@@ -125,6 +139,12 @@ class ChrootPool:
         test_dir = self.host_path(TEST_DIR)
         test_dir.mkdir(parents=True, exist_ok=True)
         shutil.copy(HERE / "owner_cron.sh", test_dir / "owner_cron.sh")
+        shadow = test_dir / "ap2-shadow"
+        shadow.write_text(
+            f"#!/bin/sh\nexport _CONDOR_JOB_EPOCH_HISTORY={SECOND_SPOOL}/epoch_history\n"
+            'exec /usr/sbin/condor_shadow "$@"\n'
+        )
+        shadow.chmod(0o755)
         deploy = PROJECT / "deploy"
         shutil.copy(deploy / "common/40-htcondor-advisor-expressions.conf", test_dir)
         shutil.copy(
@@ -133,6 +153,9 @@ class ChrootPool:
         )
         shutil.copy(
             deploy / "execute-point/50-htcondor-advisor.conf", test_dir / "50-execute-point.conf"
+        )
+        shutil.copy(
+            deploy / "access-point/50-htcondor-advisor.conf", test_dir / "50-access-point.conf"
         )
         hook = self.host_path(HOOK)
         hook.parent.mkdir(parents=True, exist_ok=True)
@@ -146,7 +169,7 @@ class ChrootPool:
         self.host_path("/etc/condor/config.d/99-advisor-test-pool.conf").write_text(conf)
         execute = [f"/var/lib/condor/execute/{n}" for n in self.names]
         dirs = ("/run/condor", "/var/lock/condor", "/var/log/condor", "/var/spool/condor")
-        for d in (*dirs, "/var/lib/condor/execute", *execute):
+        for d in (*dirs, SECOND_SPOOL, "/var/lib/condor/execute", *execute):
             self.host_path(d).mkdir(parents=True, exist_ok=True)
             self.run("chown", "condor:condor", d)
         self.run("sh", "-c", "id tester >/dev/null 2>&1 || useradd -m tester")
@@ -170,14 +193,16 @@ class ChrootPool:
             args += ["-authz", a]
         return self.on_central_manager(*args).strip()
 
-    def submit(self, description: str) -> str:
-        """condor_submit as the unprivileged user ``tester``; returns its output."""
+    def submit(self, description: str, schedd: str = "") -> str:
+        """condor_submit as the unprivileged user ``tester`` (to the schedd named, else the
+        first); returns its output."""
         path = f"{TEST_DIR}/job-{time.monotonic_ns()}.sub"
         self.host_path(path).write_text(description)
+        name = f"-name {schedd} " if schedd else ""
         deadline = time.monotonic() + 30
         while True:  # the schedd writes its address file a little after advertising itself
             try:
-                cmd = f"cd {TEST_DIR} && condor_submit {path}"
+                cmd = f"cd {TEST_DIR} && condor_submit {name}{path}"
                 return self.on_central_manager("sh", "-c", cmd, user="tester")
             except RuntimeError:
                 if time.monotonic() > deadline:

@@ -1,6 +1,6 @@
 """The schedd's queue: new and re-queued idle jobs (``JobQueued``), running attempts as they
-start (``AttemptStarted``), the idle jobs that left it (``left``, for removals.py), and the
-idle queue by prior-hours class for the ``PoolView``.
+start (``AttemptStarted``), the idle or held jobs that left it (``left``, for removals.py), and
+the idle queue by prior-hours class for the ``PoolView``.
 
 A job's class is its longest earlier attempt in whole hours (paper 000 sec. 4), from the epochs
 seen so far, else ``LastRemoteWallClockTime``. The pool's own expression
@@ -34,8 +34,8 @@ QUEUE_PROJECTION = (
     "AdvisorPriorHours",
     "RequestCpus",
 )
-QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2"
-IDLE, RUNNING = 1, 2
+QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2 || JobStatus == 5"
+IDLE, RUNNING, HELD = 1, 2, 5
 STALE_S = 86400.0
 """A reported start whose job left the queue without an epoch ad is forgotten after a day."""
 
@@ -87,8 +87,11 @@ class QueueTracker:
 
     idle: dict[str, int] = field(default_factory=dict)
     """Idle jobs at the last update, with their starts (``NumJobStarts``) then."""
+    held: dict[str, int] = field(default_factory=dict)
+    """Held jobs at the last update, with their starts then: a removal may come any time."""
     left: Left = field(default_factory=dict)
-    """Idle jobs that left the queue, until their history record is read (removals.py)."""
+    """Idle or held jobs that left the queue, until their history record is read
+    (removals.py)."""
     polled: float = 0.0
     running: dict[str, float] = field(default_factory=dict)
     """The start of each job's latest attempt reported (from the queue or an epoch ad)."""
@@ -114,6 +117,7 @@ class QueueTracker:
         events: list[Event] = []
         by_class = [0] * PRIOR_HOURS_CLASSES
         idle_now: dict[str, int] = {}
+        held_now: dict[str, int] = {}
         queued: set[str] = set()
         self.understated, self.by_cpus = {}, {}
         for ad in ads:
@@ -122,9 +126,11 @@ class QueueTracker:
                 continue
             queued.add(jid)
             status = ad.get("JobStatus")
-            if status == IDLE:
-                starts = ad.get("NumJobStarts")
-                prior_n = int(starts) if isinstance(starts, int) else 0
+            starts = ad.get("NumJobStarts")
+            prior_n = int(starts) if isinstance(starts, int) else 0
+            if status == HELD:
+                held_now[jid] = prior_n
+            elif status == IDLE:
                 idle_now[jid] = prior_n
                 cpus = request_cpus(ad)
                 self.by_cpus[cpus] = self.by_cpus.get(cpus, 0) + 1
@@ -154,9 +160,10 @@ class QueueTracker:
                     self.ended.discard(jid)
                     events.append(AttemptStarted(started, jid, machine))
         seen = self.polled or now  # (a cursor of an earlier version has no poll time)
-        left = {jid: (n, seen) for jid, n in self.idle.items() if jid not in queued}
+        waited = self.idle | self.held
+        left = {jid: (n, seen) for jid, n in waited.items() if jid not in queued}
         self.left = {jid: v for jid, v in self.left.items() if jid not in queued} | left
-        self.idle, self.polled = idle_now, now
+        self.idle, self.held, self.polled = idle_now, held_now, now
         for jid in [j for j in self.longest if j not in queued]:
             del self.longest[jid]
         gone = [
@@ -180,6 +187,7 @@ class QueueTracker:
     def state(self) -> dict[str, Any]:
         return {
             "idle": self.idle,
+            "held": self.held,
             "polled": self.polled,
             "left": {jid: list(v) for jid, v in self.left.items()},
             "running": self.running,
@@ -192,6 +200,7 @@ class QueueTracker:
         to a history ad's, so their removals are not guessed."""
         idle = state.get("idle", {})
         self.idle = {jid: -1 for jid in idle} if isinstance(idle, list) else dict(idle)
+        self.held = dict(state.get("held", {}))
         self.polled = float(state.get("polled", 0.0))
         self.left = {jid: (int(n), float(t)) for jid, (n, t) in state.get("left", {}).items()}
         self.running = {k: float(v) for k, v in state.get("running", {}).items()}

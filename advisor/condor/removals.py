@@ -1,10 +1,10 @@
-"""Idle jobs that left a schedd's queue, kept until its history says whether their user removed
-them (docs/live-daemon.md, "A removal is reported as in a replay").
+"""Idle or held jobs that left a schedd's queue, kept until its history says whether their user
+removed them (docs/live-daemon.md, "A removal is reported as in a replay").
 
-A job seen idle and gone at a later poll was removed, held, or started and ended in between.
+A job seen idle or held and gone at a later poll was removed, or started and ended in between.
 The schedd writes a job's history record once the job leaves the queue, which may be a poll
 later than the queue stops showing it, so each job is asked about at every poll until its
-record appears or ``PENDING_S`` has passed (a held job never has one while it is held).
+record appears or ``PENDING_S`` has passed.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from plugins.contract.events import Event, JobRemoved
 REMOVED = 3
 REMOVAL_PROJECTION = ("ClusterId", "ProcId", "JobStatus", "NumJobStarts", "EnteredCurrentStatus")
 HISTORY_SLACK_S = 600.0
-"""How far before a job was last seen idle the history is read (clocks and writes may lag)."""
+"""How far before a job was last seen the history is read (clocks and writes may lag)."""
 PENDING_S = 600.0
 """How long a job that left the queue is asked about before it is forgotten."""
 
 Left = dict[str, tuple[int, float]]
-"""Per job that left the queue idle: its starts (``NumJobStarts``) then, and the time of the
-last poll that saw it idle."""
+"""Per job that left the queue idle or held: its starts (``NumJobStarts``) then, and the time
+of the last poll that saw it."""
 
 
 def removal_query(left: Left) -> tuple[str, str]:
@@ -40,7 +40,7 @@ def removal_query(left: Left) -> tuple[str, str]:
 
 def settle(ads: Iterable[Mapping[str, Any]], left: Left, now: float) -> tuple[list[Event], Left]:
     """``JobRemoved`` for each job of ``left`` whose record says its user removed it without a
-    start since it was seen idle (one removed while running ends in its epoch ad instead), and
+    start since it was last seen (one removed while running ends in its epoch ad instead), and
     the jobs still without a record and not yet forgotten."""
     events: list[Event] = []
     pending = dict(left)

@@ -96,7 +96,7 @@ class ScheddReader:
         )
 
     def removals(self, now: float) -> list[Event]:
-        """``JobRemoved`` of the idle jobs that left the queue, once their history records
+        """``JobRemoved`` of the idle or held jobs that left the queue, once their history records
         appear. Best effort, with its own backoff: a history that does not answer costs
         removals only (the policies forget a wait after a day), never the poll."""
         if not self.queue.left:

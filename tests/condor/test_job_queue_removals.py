@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import classad2
 
-from advisor.condor.job_queue import QueueTracker
+from advisor.condor.job_queue import QUEUE_CONSTRAINT, QueueTracker
 from advisor.condor.removals import PENDING_S, removal_query, settle
 from plugins.contract.events import JobRemoved
 
@@ -62,3 +62,25 @@ def test_a_cursor_of_an_earlier_version_guesses_no_removal() -> None:
     restored = QueueTracker()
     restored.load(queue.state())
     assert restored.state() == queue.state()
+
+
+def test_a_job_held_for_hours_and_then_removed_is_reported_at_its_removal() -> None:
+    queue = QueueTracker()
+    queue.update([ad("7.0", 1, 0)], NOW)
+    queue.update([ad("7.0", 5, 0)], NOW + 60)  # held: still in the queue, not gone
+    queue.update([ad("7.0", 5, 0)], NOW + 4 * 3600)
+    assert queue.left == {}
+    queue.update([], NOW + 4 * 3600 + 60)  # removed while held
+    events, pending = settle([ad("7.0", 3, 0, NOW + 4 * 3600 + 30)], queue.left, NOW + 4 * 3700)
+    assert events == [JobRemoved(NOW + 4 * 3600 + 30, "7.0")] and pending == {}
+
+
+def test_the_queue_query_asks_for_held_jobs() -> None:
+    constraint = classad2.ExprTree(QUEUE_CONSTRAINT)
+    assert [constraint.eval(ad("7.0", s, 0)) for s in (1, 2, 3, 4, 5)] == [
+        True,
+        True,
+        False,
+        False,
+        True,
+    ]

@@ -14,6 +14,7 @@ import pytest
 
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
 from advisor.condor.factory import build_condor_pool
+from advisor.condor.source import CondorPoolSource
 from integration.conftest import first_schedd, pool_state, running_jobs, wait_for
 from integration.pool.pool import COLLECTOR, TEST_DIR, ChrootPool
 from plugins.contract.events import (
@@ -110,6 +111,29 @@ def test_a_held_job_is_not_a_removal(idle_pool: ChrootPool) -> None:
     assert not [e for e in events if isinstance(e, JobRemoved)]
     idle_pool.run("condor_rm", local(job), user="tester")
     wait_for(lambda: removals(poll()) == {("JobRemoved", job, None)}, 30, "its removal")
+
+
+def test_a_job_held_while_it_waits_stays_known_until_its_removal(idle_pool: ChrootPool) -> None:
+    """Held jobs are read with the queue: a job held for any time and then removed is reported
+    at its removal (before, it left the idle jobs at its hold and was asked about for ten
+    minutes only)."""
+    source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
+    assert isinstance(source, CondorPoolSource)
+    source.poll(time.time())
+    (schedd,) = [s for s in source.schedds if s.name == first_schedd()]
+    idle_pool.submit(f"{SLEEP}requirements = false\nqueue 1\n")
+    events: list[Event] = []
+
+    def idle() -> set[str]:
+        events.extend(source.poll(time.time()).events)
+        return {e.job_id for e in events if isinstance(e, JobQueued)}
+
+    (job,) = wait_for(idle, 60, "a job idle")
+    idle_pool.run("condor_hold", local(job), user="tester")
+    wait_for(lambda: idle() and local(job) in schedd.queue.held, 30, "the job held")
+    assert schedd.queue.left == {}
+    idle_pool.run("condor_rm", local(job), user="tester")
+    wait_for(lambda: idle() and removals(events) == {("JobRemoved", job, None)}, 30, "removal")
 
 
 @pytest.mark.parametrize("with_log", [False, True], ids=["schedd", "schedd and event log"])

@@ -35,6 +35,7 @@ from advisor.lab.daemon_process import DaemonProcess
 from integration.conftest import TEST_POLICIES, listening, stop_all, wait_for
 from integration.pool import network
 from integration.pool.hosts import (
+    ACCESS_POINT,
     ADDRESSES,
     ADVISOR_PORT,
     CM,
@@ -724,3 +725,50 @@ def test_a_cycle_of_frugals_job_edits_on_a_real_schedd_and_what_it_takes(
             f"({float(holds_s) / float(query_s):.1f} x the query); 100 jobs classed alike "
             f"{float(classes_s):.3f} s ({float(classes_s) / float(query_s):.1f} x)"
         )
+
+
+def test_a_schedd_on_its_own_host_is_read_and_edited_across_the_network(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    """An access point of its own, as most sites have one: the daemon on the central manager
+    finds its schedd, reads its queue and its history across the network, names its jobs on it
+    and edits them there (deploy/access-point as shipped, the advisor's user record added)."""
+    import htcondor2
+
+    schedd = hosts_pool.machine(ACCESS_POINT)
+    hosts_pool.start_host(ACCESS_POINT)
+    try:
+
+        def schedds() -> list[str]:
+            ads = htcondor2.Collector(COLLECTOR).query(
+                htcondor2.AdTypes.Schedd, projection=["Name"]
+            )
+            return sorted(str(ad["Name"]) for ad in ads)
+
+        wait_for(lambda: schedd in schedds(), 60, "the access point's schedd")
+        owners_everywhere(hosts_pool)
+        out = hosts_pool.submit_at(ACCESS_POINT, job(600, 1, "request_cpus = 1"))
+        cluster = out.split("submitted to cluster ")[1].split(".")[0]
+        token = editing_token(hosts_pool, tmp_path)
+        hosts_pool.run(ACCESS_POINT, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}")
+        ap_job = on_schedd(f"{cluster}.0", schedd)
+        pool = {"token_file": str(token), "merge": False, "edit_jobs": True}
+        pool["schedds"] = [f"{CM}.{DOMAIN}", schedd]  # as its administrator lists them
+        daemon = start_advisor({"ranks": f"{EP1}=1,{EP2}=1", "prios": f"{ap_job}=9"}, pool)
+
+        def prio() -> str:
+            out = hosts_pool.run(ACCESS_POINT, "condor_q", "-allusers", cluster, "-af", "JobPrio")
+            return out.strip()
+
+        wait_for(lambda: prio() == "9", 60, "the edit on the access point", explain=daemon.log)
+        journal = tmp_path / "state/condor-journal/events.jsonl"
+
+        def reported(kind: str) -> bool:
+            lines = journal.read_text().splitlines() if journal.exists() else []
+            return any(e["kind"] == kind and e["job_id"] == ap_job for e in map(json.loads, lines))
+
+        assert wait_for(lambda: reported("JobQueued"), 30, "the job queued, named on its schedd")
+        hosts_pool.run(ACCESS_POINT, "condor_rm", cluster, user="tester")
+        wait_for(lambda: reported("JobRemoved"), 60, "its removal, from the access point's history")
+    finally:
+        hosts_pool.stop_host(ACCESS_POINT)

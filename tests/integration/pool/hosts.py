@@ -1,5 +1,6 @@
 """A real HTCondor 25 pool of several hosts (needs root): a central manager (collector,
-negotiator, schedd) and execute points, each a ``condor_master`` in its own network namespace
+negotiator, schedd), execute points and, started by the test that needs it, an access point of
+its own (a schedd), each a ``condor_master`` in its own network namespace
 with its own address (``network.py``), all sharing the Debian sid chroot of ``pool.py`` for their
 binaries and the pool's signing key, each with its own configuration and local directory.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,10 @@ from integration.pool.pool import CHROOT_ENV, DOMAIN, HERE, PROJECT, TEST_DIR, C
 
 CM = "cm"
 EXECUTE_POINTS = ("ep1", "ep2")
-ADDRESSES = {host: f"{network.SUBNET}.{10 + i}" for i, host in enumerate((CM, *EXECUTE_POINTS))}
+ACCESS_POINT = "ap"
+ADDRESSES = {
+    host: f"{network.SUBNET}.{10 + i}" for i, host in enumerate((CM, *EXECUTE_POINTS, ACCESS_POINT))
+}
 COLLECTOR = f"{ADDRESSES[CM]}:9618"
 ADVISOR_PORT = 9681
 """The port ``deploy/execute-point`` asks the advisor on (``publish.listen`` of the example)."""
@@ -43,6 +48,10 @@ SHIPPED = {
         "common/40-htcondor-advisor-expressions.conf",
         "execute-point/50-htcondor-advisor.conf",
         "power/10-advisor-hibernate.config",
+    ],
+    ACCESS_POINT: [
+        "common/40-htcondor-advisor-expressions.conf",
+        "access-point/50-htcondor-advisor.conf",
     ],
 }
 
@@ -79,6 +88,10 @@ CENTRAL_MANAGER = """use ROLE : CentralManager
 use ROLE : Submit
 NEGOTIATOR_INTERVAL = 2
 NEGOTIATOR_CYCLE_DELAY = 2
+SCHEDD_INTERVAL = 2
+"""
+
+ACCESS_POINT_ROLE = """use ROLE : Submit
 SCHEDD_INTERVAL = 2
 """
 
@@ -154,13 +167,13 @@ class HostsPool(ChrootPool):
         etc = self.host_path(f"/etc/advisor-hosts/{host}")
         (etc / "config.d").mkdir(parents=True)
         (etc / "condor_config").write_text(BASE.format(host=host))
-        role = CM if host == CM else "ep"
+        role = host if host in (CM, ACCESS_POINT) else "ep"
         pool = POOL.format(cm=ADDRESSES[CM], address=ADDRESSES[host], host=host, domain=DOMAIN)
-        pool += CENTRAL_MANAGER if role == CM else EXECUTE_POINT
+        pool += {CM: CENTRAL_MANAGER, ACCESS_POINT: ACCESS_POINT_ROLE, "ep": EXECUTE_POINT}[role]
         (etc / "config.d/00-pool.conf").write_text(pool)
         for shipped in SHIPPED[role]:
             shutil.copy(PROJECT / "deploy" / shipped, etc / "config.d")
-        local_conf = LOCAL if role != CM else CONTROL_OFF
+        local_conf = LOCAL if role == "ep" else CONTROL_OFF
         (etc / "config.d/60-htcondor-advisor-local.conf").write_text(local_conf)
         local = f"/var/lib/advisor-hosts/{host}"
         for d in ("", "/run", "/log", "/lock", "/spool", "/execute", "/cred_dir"):
@@ -186,6 +199,22 @@ class HostsPool(ChrootPool):
 
     def on_central_manager(self, *argv: str, user: str | None = None) -> str:
         return self.run(CM, *argv, user=user)
+
+    def start_host(self, host: str) -> None:
+        """A host not started with the pool (the access point), configured and started."""
+        self._configure(host)
+        self.run(host, "condor_master")
+        self.started.append(host)
+
+    def stop_host(self, host: str) -> None:
+        self.run(host, "condor_off", "-fast", "-master", check=False)
+        self.started.remove(host)
+
+    def submit_at(self, host: str, description: str) -> str:
+        """condor_submit as ``tester`` on ``host`` (its own schedd); returns its output."""
+        path = f"{TEST_DIR}/job-{time.monotonic_ns()}.sub"
+        self.host_path(path).write_text(description)
+        return self.run(host, "sh", "-c", f"cd {TEST_DIR} && condor_submit {path}", user="tester")
 
     def log(self, host: str, name: str) -> str:
         path = self.host_path(f"/var/lib/advisor-hosts/{host}/log/{name}")

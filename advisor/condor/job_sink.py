@@ -68,7 +68,7 @@ def by_value(pairs: Sequence[tuple[str, int]]) -> dict[int, list[str]]:
     return dict(sorted(grouped.items()))
 
 
-def on_schedd(pairs: Sequence[tuple[str, int]], name: str) -> list[tuple[str, int]]:
+def jobs_on(pairs: Sequence[tuple[str, int]], name: str) -> list[tuple[str, int]]:
     """The (``cluster.proc``, value) of the jobs advised that may be on schedd ``name``."""
     local = ((split_schedd(job), value) for job, value in pairs)
     return [(job, value) for (job, schedd), value in local if schedd in ("", name)]
@@ -119,7 +119,7 @@ class ScheddJobSink:
         for name, schedd in self.schedds():
             edits = (("AdvisorHoldUntil", holds), ("AdvisorNeedsHours", classed))
             for attr, pairs in (*edits, ("JobPrio", changed)):
-                for value, jobs in by_value(on_schedd(pairs, name)).items():
+                for value, jobs in by_value(jobs_on(pairs, name)).items():
                     edit_idle(schedd, jobs, self.owners, attr, value)
             hours = classes.get(name, [])[:budget]
             budget -= len(hours)

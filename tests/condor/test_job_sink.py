@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import classad2
 
-from advisor.condor.job_sink import idle_jobs_constraint, on_schedd
+from advisor.condor.job_sink import idle_jobs_constraint, jobs_on
 
 
 def selected(constraint: str, ads: list[dict[str, object]]) -> list[str]:
@@ -36,5 +36,5 @@ def test_only_the_named_owners_jobs_are_selected() -> None:
 
 def test_a_job_named_on_a_schedd_is_edited_there_only() -> None:
     advised = [("7.0@ap1.example.org", 5), ("7.0@ap2@cm.example.org", 6), ("8.0", 7)]
-    assert on_schedd(advised, "ap1.example.org") == [("7.0", 5), ("8.0", 7)]
-    assert on_schedd(advised, "ap2@cm.example.org") == [("7.0", 6), ("8.0", 7)]
+    assert jobs_on(advised, "ap1.example.org") == [("7.0", 5), ("8.0", 7)]
+    assert jobs_on(advised, "ap2@cm.example.org") == [("7.0", 6), ("8.0", 7)]

@@ -746,8 +746,8 @@ def test_a_schedd_on_its_own_host_is_read_and_edited_across_the_network(
             return sorted(str(ad["Name"]) for ad in ads)
 
         wait_for(lambda: schedd in schedds(), 60, "the access point's schedd")
-        owners_everywhere(hosts_pool)
-        out = hosts_pool.submit_at(ACCESS_POINT, job(600, 1, "request_cpus = 1"))
+        waiting = job(600, 1, "request_cpus = 1\nrequirements = false")  # idle: edited
+        out = hosts_pool.submit_at(ACCESS_POINT, waiting)
         cluster = out.split("submitted to cluster ")[1].split(".")[0]
         token = editing_token(hosts_pool, tmp_path)
         hosts_pool.run(ACCESS_POINT, "condor_qusers", "-add", f"htcondor-advisor@{DOMAIN}")

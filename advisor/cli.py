@@ -23,7 +23,7 @@ COMMANDS = {  # name: (module in advisor.commands, one-line help)
     "explain": ("explain", "why a machine has its advice"),
     "report": ("report", "the control group's estimate of the advice's effect"),
     "bench-daemon": ("bench_daemon", "measure the daemon (cycle CPU, memory, crashes)"),
-    "trace": ("trace_export", "trace files from a live advisor's observations"),
+    "trace": ("trace", "trace files from a live advisor or a pool's history"),
     "train-power": ("train_power", "train the or-ppo power agent (paper 001)"),
     "train-idle": ("train_idle", "train and store idle-time models (paper 004)"),
 }

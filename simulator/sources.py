@@ -51,12 +51,28 @@ class SourceError(ValueError):
     """The combination of sources is not replayable; the message says what to add or drop."""
 
 
-def _shift(jobs: Jobs, to: float) -> Jobs:
-    """Move a job log so its first submission is at ``to`` (SWF logs start at their own epoch)."""
+WEEK = 7 * DAY
+
+
+def _shift(jobs: Jobs, to: float, whole_weeks: bool = False) -> Jobs:
+    """Move a job log so its first submission is at ``to`` (SWF logs start at their own epoch),
+    or in the week from ``to`` at its own hour of the week (a pool's history: desktops keep a
+    weekly rhythm, and so do their users' submissions)."""
     if not len(jobs):
         return jobs
     delta = to - float(jobs.submit[0])
+    if whole_weeks:
+        delta = np.ceil(delta / WEEK) * WEEK
     return dataclasses.replace(jobs, submit=jobs.submit + delta, remove=jobs.remove + delta)
+
+
+def _machine_span(trace: Trace) -> tuple[float, float]:
+    """When the generated or FTA machines are known: the scenario's period, the FTA's
+    intervals."""
+    if trace.end > trace.start:
+        return trace.start, trace.end
+    ends = trace.unavailability.end
+    return trace.start, float(ends.max()) if len(ends) else trace.start
 
 
 def shaped(config: CampusConfig, spec: SourceSpec) -> CampusConfig:
@@ -98,6 +114,16 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         )
     if spec.jobs is not None:
         trace.jobs = read_jobs(spec.jobs)
+        start, end = _machine_span(trace)
+        first = float(trace.jobs.submit[0]) if len(trace.jobs) else start
+        if spec.machines is None and not start <= first < end:
+            trace.jobs = _shift(trace.jobs, trace.start, whole_weeks=True)
+            weeks = round((float(trace.jobs.submit[0]) - first) / WEEK)
+            notes.append(
+                f"{spec.jobs}: submissions moved {abs(weeks)} weeks"
+                f" {'earlier' if weeks < 0 else 'later'}, into the machine trace's first week"
+                " (each at its hour of the week)"
+            )
     elif spec.swf is not None:
         jobs, dropped = swf_jobs(read_swf(spec.swf), skip_unknown_runtime=True)
         if dropped:

@@ -1,0 +1,75 @@
+"""``trace``: trace files ``replay`` reads, from what a pool did.
+
+``export`` reads the condor source's journal in ``--state DIR`` and writes ``machines.yaml``
+(inventory), ``owners.csv`` (owner sessions) and ``jobs.csv`` (submissions with the run time of
+the attempt that completed), so an administrator can replay their own pool under other policies:
+``htcondor-advisor replay --machines machines.yaml --owners owners.csv --jobs jobs.csv``.
+
+``history`` reads ``condor_history`` output and writes ``jobs.csv``, the pool's own job mix to
+replay on a campus shape before the advisor has watched the pool:
+``htcondor-advisor replay --scenario campus --shape S --jobs jobs.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from advisor.arg_types import output_directory
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    export = verbs.add_parser("export", help="write machines.yaml, owners.csv and jobs.csv")
+    export.add_argument("--state", type=Path, required=True, help="the daemon's state directory")
+    export.add_argument(
+        "--out", type=output_directory, required=True, help="directory for the trace files"
+    )
+    export.set_defaults(handler=run_export)
+    history = verbs.add_parser(
+        "history",
+        help="write jobs.csv from condor_history output",
+        description="jobs.csv from condor_history -json, -jsonl, -long, the schedd's history"
+        " file, or an -af:h table (docs/trace-formats.md)",
+    )
+    history.add_argument("files", type=Path, nargs="+", metavar="FILE", help="history output")
+    history.add_argument(
+        "--out", type=output_directory, required=True, help="directory for jobs.csv"
+    )
+    history.set_defaults(handler=run_history)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from advisor.lab.journal_trace import export_trace
+
+    machines, sessions, jobs = export_trace(args.state, args.out)
+    print(f"wrote {machines} machines, {sessions} owner sessions and {jobs} jobs to {args.out}")
+    return 0
+
+
+def run_history(args: argparse.Namespace) -> int:
+    from advisor.lab.history_ads import read_history_ads
+    from advisor.lab.history_trace import history_jobs
+    from simulator.traces import write_jobs
+
+    histories = []
+    for path in args.files:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (condor_history output to read)")
+        histories.append((path, read_history_ads(path)))
+    found = history_jobs(histories)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_jobs(found.jobs, args.out / "jobs.csv")
+    read = sum(len(ads) for _, ads in histories)
+    print(
+        f"read {read} job ads; wrote {len(found.jobs)} jobs to {args.out / 'jobs.csv'}"
+        f" ({found.completed} completed, {found.removed} removed)"
+    )
+    if found.estimated:
+        print(
+            f"{found.estimated} run times are RemoteWallClockTime, every attempt's: add"
+            " CommittedTime or JobCurrentStartDate to the history for the completing attempt's"
+        )
+    for why, n in sorted(found.left_out.items()):
+        print(f"left out: {n} jobs: {why}")
+    return 0

@@ -1,0 +1,161 @@
+"""A pool's job history (``condor_history``) as the replay's jobs: when each job was submitted,
+how long it needed, and when its user removed it. An administrator can then replay their own
+job mix on the campus shapes before deploying a policy (docs/trace-formats.md, "From
+condor_history").
+
+A vanilla job restarts from the beginning after an eviction, so what a job needs is the attempt
+that completed, not its whole wall time. A removed job never completed: the replay runs it as a
+job that never finishes, removed when its user removed it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any
+
+import classad2
+import numpy as np
+
+from plugins.contract.job_ids import on_schedd
+from simulator.trace_model import DEFAULT_CPUS, DEFAULT_MEMORY_MB, Jobs
+from simulator.traces.errors import TraceError
+
+REMOVED, COMPLETED = 3, 4
+IN_A_SLOT = {5, 10, 13}
+"""Universes whose jobs run in an execute point's slot: vanilla (and container), java, vm."""
+ELSEWHERE = {
+    7: "scheduler universe (DAGMan and the like)",
+    12: "local universe",
+    9: "grid universe",
+}
+
+
+@dataclass
+class HistoryJobs:
+    """The jobs, and what the administrator should know about how they were read."""
+
+    jobs: Jobs
+    completed: int = 0
+    removed: int = 0
+    estimated: int = 0
+    """Completed jobs whose run time is ``RemoteWallClockTime``, which sums every attempt."""
+    left_out: Counter[str] = field(default_factory=Counter)
+
+
+def _number(ad: classad2.ClassAd, name: str, default: float = 0.0) -> float:
+    """The attribute's value as a number (an expression evaluated in its ad), else ``default``."""
+    if name not in ad:
+        return default
+    value = ad.eval(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return float(value)
+
+
+def _required(path: str | PathLike[str], ad: classad2.ClassAd, index: int, name: str) -> Any:
+    if name not in ad:
+        expected = "in every job ad (save condor_history -json, or add it to -af:h)"
+        raise TraceError(path, None, name, expected, f"missing from job ad {index}")
+    return ad.eval(name)
+
+
+def needed_seconds(ad: classad2.ClassAd) -> tuple[float, bool] | None:
+    """(seconds the completed attempt ran, whether that is only an upper bound), or None.
+
+    ``CommittedTime`` leaves out the attempts evicted without a checkpoint; the last start to
+    the completion is that attempt too; ``RemoteWallClockTime`` sums every attempt, so it is the
+    attempt itself only when the job started once.
+    """
+    committed = _number(ad, "CommittedTime")
+    if committed > 0:
+        return committed, False
+    done, began = _number(ad, "CompletionDate"), _number(ad, "JobCurrentStartDate")
+    if done > 0 and began > 0:
+        return max(done - began, 0.0), False
+    wall = _number(ad, "RemoteWallClockTime", -1.0)
+    if wall >= 0:
+        return wall, _number(ad, "NumJobStarts", 2.0) != 1
+    return None
+
+
+def job_id_of(ad: classad2.ClassAd, place: int) -> str:
+    """``cluster.proc@schedd`` as the live daemon names it (the schedd from ``GlobalJobId``);
+    a job listed without its ids is numbered by its place in the histories, a batch of its
+    own."""
+    if "ClusterId" not in ad or "ProcId" not in ad:
+        return f"{place}.0"
+    job = f"{int(_number(ad, 'ClusterId'))}.{int(_number(ad, 'ProcId'))}"
+    schedd = str(ad.get("GlobalJobId", "")).split("#", 1)[0]
+    return on_schedd(job, schedd) if schedd else job
+
+
+@dataclass(frozen=True)
+class _Row:
+    submit: float
+    user: str
+    runtime: float
+    remove: float
+    cpus: int
+    memory_mb: float
+    estimated: bool = False
+
+
+def _row(path: str | PathLike[str], ad: classad2.ClassAd, index: int) -> _Row | str:
+    """The job's row, or why it is left out."""
+    submit = float(_required(path, ad, index, "QDate"))
+    user = str(_required(path, ad, index, "Owner"))
+    universe = int(_number(ad, "JobUniverse", 5))
+    if universe not in IN_A_SLOT:
+        return ELSEWHERE.get(universe, f"universe {universe}")
+    cpus = max(int(_number(ad, "RequestCpus", DEFAULT_CPUS)), 1)
+    memory = _number(ad, "RequestMemory", DEFAULT_MEMORY_MB)
+    memory = memory if memory > 0 else DEFAULT_MEMORY_MB
+    status = int(_number(ad, "JobStatus"))
+    status = status or (COMPLETED if _number(ad, "CompletionDate") > 0 else REMOVED)
+    if status == COMPLETED:
+        needed = needed_seconds(ad)
+        if needed is None:
+            return "completed, without a run time"
+        return _Row(submit, user, needed[0], np.inf, cpus, memory, needed[1])
+    if status == REMOVED:
+        removed = _number(ad, "EnteredCurrentStatus")
+        if removed <= 0:
+            return "removed, without EnteredCurrentStatus"
+        return _Row(submit, user, np.inf, max(removed, submit), cpus, memory)
+    return f"JobStatus {status}"
+
+
+def history_jobs(
+    histories: Iterable[tuple[str | PathLike[str], Iterable[classad2.ClassAd]]],
+) -> HistoryJobs:
+    """The jobs of every history (a file and its ads) that ran or would run in a slot, sorted
+    by submission; a job listed in two histories is counted once."""
+    rows: dict[str, _Row] = {}
+    left_out: Counter[str] = Counter()
+    place = 0
+    for path, ads in histories:
+        for index, ad in enumerate(ads, start=1):
+            place += 1
+            row = _row(path, ad, index)
+            job_id = job_id_of(ad, place)
+            if isinstance(row, str) or job_id in rows:
+                left_out[row if isinstance(row, str) else "listed twice"] += 1
+            else:
+                rows[job_id] = row
+    ids = sorted(rows, key=lambda j: rows[j].submit)
+    kept = [rows[j] for j in ids]
+    jobs = Jobs(
+        job_id=ids,
+        user=[r.user for r in kept],
+        submit=np.array([r.submit for r in kept], dtype=float),
+        runtime=np.array([r.runtime for r in kept], dtype=float),
+        remove=np.array([r.remove for r in kept], dtype=float),
+        cpus=np.array([r.cpus for r in kept], dtype=np.int64),
+        memory_mb=np.array([r.memory_mb for r in kept], dtype=float),
+    )
+    completed = int(np.isfinite(jobs.runtime).sum())
+    estimated = sum(r.estimated for r in kept)
+    return HistoryJobs(jobs, completed, len(kept) - completed, estimated, left_out)

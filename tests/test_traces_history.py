@@ -1,0 +1,197 @@
+"""condor_history output as the replay's jobs: every saved form reads alike, the completing
+attempt is what a job needs, a removal is a job that never finishes, and a history from
+another year is replayed in the machine trace's first week at its own hours of the week."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from advisor.cli import main
+from advisor.lab.history_ads import read_history_ads
+from advisor.lab.history_trace import history_jobs
+from simulator.sources import SourceSpec, assemble
+from simulator.traces import TraceError, read_jobs, write_jobs
+
+# As the schedd's history file and condor_history -long hold them: an ad, then a banner.
+LONG = """\
+ClusterId = 7
+ProcId = 0
+GlobalJobId = "ap1.example.org#7.0#1700000000"
+Owner = "alice"
+JobUniverse = 5
+QDate = 1700000000
+JobStatus = 4
+CommittedTime = 3600
+RemoteWallClockTime = 5400.0
+NumJobStarts = 2
+CompletionDate = 1700009000
+RequestCpus = 2
+MemoryUsage = 300
+RequestMemory = ifthenelse(MemoryUsage =!= undefined,MemoryUsage,(ImageSize + 1023) / 1024)
+*** ProcId = 0 ClusterId = 7 Owner = "alice" CompletionDate = 1700009000
+ClusterId = 7
+ProcId = 1
+GlobalJobId = "ap1.example.org#7.1#1700000000"
+Owner = "alice"
+JobUniverse = 5
+QDate = 1700000000
+JobStatus = 4
+CommittedTime = 0
+JobCurrentStartDate = 1700000100
+CompletionDate = 1700000700
+RequestCpus = 1
+RequestMemory = 2048
+*** ProcId = 1 ClusterId = 7 Owner = "alice" CompletionDate = 1700000700
+ClusterId = 8
+ProcId = 0
+GlobalJobId = "ap1.example.org#8.0#1700000500"
+Owner = "bob"
+JobUniverse = 5
+QDate = 1700000500
+JobStatus = 3
+EnteredCurrentStatus = 1700002300
+RemoteWallClockTime = 1700.0
+*** ProcId = 0 ClusterId = 8 Owner = "bob" CompletionDate = 0
+ClusterId = 9
+ProcId = 0
+GlobalJobId = "ap1.example.org#9.0#1700000600"
+Owner = "bob"
+JobUniverse = 7
+QDate = 1700000600
+JobStatus = 4
+CompletionDate = 1700003000
+*** ProcId = 0 ClusterId = 9 Owner = "bob" CompletionDate = 1700003000
+"""
+
+EXPECTED = [  # id, user, submit, runtime, remove, cpus, memory
+    ("7.0@ap1.example.org", "alice", 1700000000, 3600, np.inf, 2, 300),
+    ("7.1@ap1.example.org", "alice", 1700000000, 600, np.inf, 1, 2048),
+    ("8.0@ap1.example.org", "bob", 1700000500, np.inf, 1700002300, 1, 128),
+]
+
+
+def _json_value(value: str) -> object:
+    """A -long value as condor_history -json writes it (an expression as \\/Expr(...)\\/)."""
+    if value.startswith('"'):
+        return value.strip('"')
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return f"/Expr({value})/"
+
+
+def _as_json_objects() -> list[str]:
+    objects: list[str] = []
+    ad: dict[str, object] = {}
+    for line in LONG.splitlines():
+        if line.startswith("***"):
+            text = json.dumps(ad, indent=2).replace('"/Expr(', '"\\/Expr(').replace(')/"', ')\\/"')
+            objects.append(text)
+            ad = {}
+        else:
+            name, _, value = line.partition(" = ")
+            ad[name] = _json_value(value)
+    return objects
+
+
+def _rows(path: Path) -> list[tuple[object, ...]]:
+    found = history_jobs([(path, read_history_ads(path))])
+    jobs = found.jobs
+    assert found.left_out == {"scheduler universe (DAGMan and the like)": 1}
+    columns = (jobs.submit, jobs.runtime, jobs.remove, jobs.cpus, jobs.memory_mb)
+    return [
+        (j, u, *(c[i].item() for c in columns))
+        for i, (j, u) in enumerate(zip(jobs.job_id, jobs.user, strict=True))
+    ]
+
+
+@pytest.mark.parametrize("form", ["long", "json", "jsonl"])
+def test_every_saved_form_of_one_history_gives_the_same_jobs(tmp_path: Path, form: str) -> None:
+    text = {
+        "long": LONG,
+        "json": "[\n" + "\n,\n".join(_as_json_objects()) + "\n]\n",
+        "jsonl": "".join(o.replace("\n", "") + "\n" for o in _as_json_objects()),
+    }[form]
+    path = tmp_path / f"history.{form}"
+    path.write_text(text)
+    assert _rows(path) == EXPECTED
+
+
+def test_jobs_csv_of_a_history_is_read_back_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "history"
+    path.write_text(LONG)
+    assert main(["trace", "history", str(path), "--out", str(tmp_path / "out")]) == 0
+    jobs = read_jobs(tmp_path / "out" / "jobs.csv")
+    assert jobs.job_id == [row[0] for row in EXPECTED]
+    assert list(jobs.cpus) == [2, 1, 1]
+    assert list(jobs.never_finishes()) == [False, False, True]
+
+
+def test_the_lapis_af_table_gives_its_completed_jobs_and_says_what_it_lacks(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real ``condor_history -af:h`` export (lapis): no job ids, no JobStatus, no removal
+    times. Its completed jobs are kept with their whole wall time, an upper bound, said so."""
+    path = shared_data / "c_htcondor/lapis-condor_history-export/htcondor_jobs.csv"
+    ads = read_history_ads(path)
+    assert len(ads) == 17
+    found = history_jobs([(path, ads)])
+    done = [ad for ad in ads if ad["CompletionDate"] > 0]
+    assert len(found.jobs) == found.completed == found.estimated == len(done)
+    assert found.left_out == {"removed, without EnteredCurrentStatus": 17 - len(done)}
+    by_id = dict(zip(found.jobs.job_id, found.jobs.runtime, strict=True))
+    assert [by_id[f"{i}.0"] for i, ad in enumerate(ads, 1) if ad["CompletionDate"] > 0] == [
+        ad["RemoteWallClockTime"] for ad in done
+    ]
+    assert set(found.jobs.memory_mb) == {float(ad["RequestMemory"]) for ad in done}
+    assert main(["trace", "history", str(path), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(done)} run times are RemoteWallClockTime" in out
+    assert f"left out: {17 - len(done)} jobs: removed, without EnteredCurrentStatus" in out
+
+
+def test_a_history_that_cannot_be_read_is_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "history.txt"
+    table.write_text("Owner JobStatus\nalice 4\nbob\n")
+    with pytest.raises(TraceError, match=r"history.txt:3: expected 2 values as the header"):
+        read_history_ads(table)
+    table.write_text("Owner JobStatus CompletionDate\nalice 4 1700000000\n")
+    assert main(["trace", "history", str(table), "--out", str(tmp_path / "o")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "field 'QDate'" in line and "missing from job ad 1" in line
+    broken = tmp_path / "history.json"
+    broken.write_text('[\n{"QDate": 1,\n "Owner": }\n]')
+    with pytest.raises(TraceError, match=r"history.json:3: expected a JSON object"):
+        read_history_ads(broken)
+
+
+def _campus_week(jobs: Path | None = None) -> SourceSpec:
+    return SourceSpec(scenario="campus", days=7, scale=0.05, seed=1, jobs=jobs)
+
+
+def test_a_history_from_another_year_runs_in_the_first_week_at_its_hours_of_the_week(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "history"
+    path.write_text(LONG)
+    write_jobs(history_jobs([(path, read_history_ads(path))]).jobs, tmp_path / "jobs.csv")
+    trace, notes = assemble(_campus_week(tmp_path / "jobs.csv"))
+    moved = trace.jobs.submit - np.array([row[2] for row in EXPECTED], dtype=float)
+    week = 7 * 86400
+    assert trace.start <= trace.jobs.submit[0] < trace.start + week
+    assert np.all(moved == moved[0]) and moved[0] % week == 0
+    assert np.isfinite(trace.jobs.remove).sum() == 1 and trace.jobs.remove[2] - moved[0] == (
+        1700002300
+    )
+    assert any("weeks earlier, into the machine trace's first week" in n for n in notes)
+
+    own, _ = assemble(_campus_week())  # the campus's own jobs, in its own time: not moved
+    write_jobs(own.jobs, tmp_path / "own.csv")
+    again, notes = assemble(_campus_week(tmp_path / "own.csv"))
+    assert np.array_equal(again.jobs.submit, own.jobs.submit) and not notes

@@ -29,8 +29,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     history = verbs.add_parser(
         "history",
         help="write jobs.csv from condor_history output",
-        description="jobs.csv from condor_history -json, -jsonl, -long, the schedd's history"
-        " file, or an -af:h table (docs/trace-formats.md)",
+        description="jobs.csv from condor_history -json, -jsonl, -xml, -long, the schedd's"
+        " history file, or an -af:h table (docs/trace-formats.md)",
     )
     history.add_argument("files", type=Path, nargs="+", metavar="FILE", help="history output")
     history.add_argument(

@@ -31,6 +31,7 @@ EPOCH_PROJECTION = (
     "VacateReasonCode",
     "ExitCode",
     "ExitBySignal",
+    "GlobalJobId",
 )
 OWNER_CODES = frozenset({1011})  # StartdPreemptExpression
 REMOVED_CODES = frozenset({1023})  # JobRemoved (condor_rm of a running job)
@@ -75,12 +76,23 @@ def unix_time(value: Any) -> float | None:
     return float(value) if value > 0 else None
 
 
+def schedd_of(ad: Mapping[str, Any]) -> str | None:
+    """The schedd ``GlobalJobId`` (``schedd#cluster.proc#qdate``) names, if any."""
+    global_id = ad.get("GlobalJobId")
+    if isinstance(global_id, str) and "#" in global_id:
+        return global_id.split("#", 1)[0]
+    return None
+
+
 def epoch_key(ad: Mapping[str, Any]) -> tuple[float, str] | None:
-    """Order and identity of an epoch ad: (write time, job.run-instance)."""
+    """Order and identity of an epoch ad: (write time, [schedd#]job.run-instance). Two schedds
+    on one host share an epoch history, where ``1.0`` of each is told apart by its schedd."""
     jid, written = job_id(ad), unix_time(ad.get("EpochWriteDate"))
     if jid is None or written is None:
         return None
-    return written, f"{jid}.{ad.get('RunInstanceID', 0)}"
+    schedd = schedd_of(ad)
+    ident = f"{jid}.{ad.get('RunInstanceID', 0)}"
+    return written, f"{schedd}#{ident}" if schedd else ident
 
 
 def attempt_events(ad: Mapping[str, Any], watts: Mapping[str, float]) -> list[Event]:

@@ -1,7 +1,8 @@
 """``CondorPoolSource``: the daemon's ``PoolSource`` for a live pool (collector + schedds).
 
 Each poll: one projected startd query (owner sessions, power, candidates, inventory), then per
-schedd the epoch ads written since the cursor (attempt outcomes), the idle/running queue (new
+schedd the epoch ads written since the cursor (attempt outcomes; each goes to the schedd that
+ran it, epoch_owners.py), the idle/running queue (new
 jobs, starts, the idle queue by class) and, when idle jobs left it, the history of their
 removals, then the optional event log, whose reports of what a schedd reported too are
 dropped (reported_once.py). Each schedd's jobs are named ``cluster.proc@schedd``, since
@@ -17,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from advisor.condor.epoch_owners import EpochOwners
 from advisor.condor.epochs import EPOCH_PROJECTION, attempt_events, epoch_key
 from advisor.condor.event_log import EventLogFollower
 from advisor.condor.job_queue import QUEUE_CONSTRAINT, QUEUE_PROJECTION, QueueTracker, submitted
@@ -144,6 +146,8 @@ class CondorPoolSource:
     warned_log_schedd: bool = False
     once: ReportedOnce = field(default_factory=ReportedOnce)
     """With an event log, what both it and the schedds report is passed on once."""
+    owners: EpochOwners = field(default_factory=EpochOwners)
+    """Each epoch ad to the schedd that ran its attempt (two schedds on a host share a file)."""
 
     def poll(self, now: float) -> Observation:
         events: list[Event] = []
@@ -169,8 +173,11 @@ class CondorPoolSource:
         by_class = [0] * PRIOR_HOURS_CLASSES
         by_cpus: dict[int, int] = {}
         new_jobs: list[str] = []
+        read = {schedd.name: schedd.epochs(now) for schedd in self.schedds}
+        routed = self.owners.route(read)
         for schedd in self.schedds:
-            schedd_events, counts = self._schedd(schedd, now)
+            answered = read[schedd.name] is not None
+            schedd_events, counts = self._schedd(schedd, routed[schedd.name], answered, now)
             schedd_events = on_schedd_events(schedd_events, schedd.name)
             if counts is None:
                 healthy = False
@@ -210,12 +217,14 @@ class CondorPoolSource:
         """Per schedd, idle jobs whose prior-hours class the pool's expression misses."""
         return {s.name: dict(s.queue.understated) for s in self.schedds}
 
-    def _schedd(self, schedd: ScheddReader, now: float) -> tuple[list[Event], list[int] | None]:
+    def _schedd(
+        self, schedd: ScheddReader, epochs: list[Mapping[str, Any]], answered: bool, now: float
+    ) -> tuple[list[Event], list[int] | None]:
+        """The schedd's events from the epoch ads of its attempts (some may come from another
+        schedd's history, so they count even when its own did not answer), its queue and its
+        removals; no counts when its history did not answer."""
         events: list[Event] = []
         watts = {m: info.active_watts for m, info in self.machines.items()}
-        epochs = schedd.epochs(now)
-        if epochs is None:
-            return events, None
         for ad in epochs:
             for event in attempt_events(ad, watts):
                 if isinstance(event, AttemptStarted):
@@ -224,6 +233,8 @@ class CondorPoolSource:
                 elif isinstance(event, AttemptEnded):
                     schedd.queue.record_attempt(event.job_id, event.time - event.started)
                 events.append(event)
+        if not answered:
+            return events, None
         jobs = schedd.jobs(now)
         if jobs is None:
             return events, None

@@ -1,9 +1,10 @@
 """The job ads of ``condor_history`` output, in whichever form an administrator saved it.
 
-``-json`` (an array), ``-jsonl`` (one ad a line), ``-long`` or the schedd's history file itself
-(ads in the old ClassAd syntax, between blank or ``***`` lines), or an ``-af:h`` table (a header
-of attribute names, then one job a line). Expressions such as a ``RequestMemory`` that follows
-``MemoryUsage`` stay expressions, for ``classad2`` to evaluate in their ad.
+``-json`` (an array), ``-jsonl`` (one ad a line), ``-xml``, ``-long`` or the schedd's history
+file itself (ads in the old ClassAd syntax, between blank or ``***`` lines), or an ``-af:h``
+table (a header of attribute names, then one job a line). Expressions such as a
+``RequestMemory`` that follows ``MemoryUsage`` stay expressions, for ``classad2`` to evaluate
+in their ad.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import classad2
 from simulator.traces._io import read_text, split_lines
 from simulator.traces.errors import TraceError
 
-FORMS = "condor_history output (-json, -jsonl, -long, the history file, or an -af:h table)"
+FORMS = "condor_history output (-json, -jsonl, -xml, -long, the history file, an -af:h table)"
 
 
 def read_history_ads(path: str | PathLike[str]) -> list[classad2.ClassAd]:
@@ -28,6 +29,8 @@ def read_history_ads(path: str | PathLike[str]) -> list[classad2.ClassAd]:
         raise TraceError(path, None, None, FORMS, "an empty file")
     if head[0] in "[{":
         return list(_json_ads(path, text))
+    if head[0] == "<":
+        return _xml_ads(path, text)
     if "=" in head.split("\n", 1)[0]:
         return list(_long_ads(path, text))
     return list(_table_ads(path, text))
@@ -53,6 +56,14 @@ def _json_ads(path: str | PathLike[str], text: str) -> Iterator[classad2.ClassAd
             raise TraceError(path, exc.lineno, None, "a JSON object (a job ad)", exc.msg) from exc
         yield _parse(path, text[at:end], _line_of(text, at), classad2.ParserType.JSON)
         at = end
+
+
+def _xml_ads(path: str | PathLike[str], text: str) -> list[classad2.ClassAd]:
+    try:
+        return list(classad2.parseAds(text, classad2.ParserType.XML))
+    except (ValueError, classad2.ClassAdException) as exc:
+        expected = "ClassAds in XML (condor_history -xml)"
+        raise TraceError(path, None, None, expected, str(exc)) from exc
 
 
 def _long_ads(path: str | PathLike[str], text: str) -> Iterator[classad2.ClassAd]:

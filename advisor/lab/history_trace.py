@@ -23,6 +23,12 @@ from plugins.contract.job_ids import on_schedd
 from simulator.trace_model import DEFAULT_CPUS, DEFAULT_MEMORY_MB, Jobs
 from simulator.traces.errors import TraceError
 
+ATTRIBUTES = (
+    *("ClusterId", "ProcId", "GlobalJobId", "Owner", "QDate", "JobUniverse", "JobStatus"),
+    *("EnteredCurrentStatus", "CompletionDate", "JobCurrentStartDate", "CommittedTime"),
+    *("RemoteWallClockTime", "NumJobStarts", "RequestCpus", "RequestMemory"),
+)
+"""What is read of a job ad (``condor_history -af:h`` needs them named)."""
 REMOVED, COMPLETED = 3, 4
 IN_A_SLOT = {5, 10, 13}
 """Universes whose jobs run in an execute point's slot: vanilla (and container), java, vm."""

@@ -77,11 +77,23 @@ def test_a_resumed_cursor_reports_nothing_twice() -> None:
 
 
 def test_an_attempt_s_ad_written_twice_in_one_second_is_read_once() -> None:
-    """As when a second schedd's shadows write into the first's epoch file (docs/live-daemon.md,
-    "A job is named on its schedd"): ads that tie are not compared, and the attempt counts once."""
+    """Ads that tie are not compared (that raised ``TypeError``), and an attempt's ad found twice
+    in one read counts once (docs/live-daemon.md, "A job is named on its schedd")."""
     file = EpochFile()
     schedd = reader(file)
     file.append(4, 1000.0)
     file.append(4, 1000.0)
     file.append(5, 1000.0)
     assert clusters(schedd.epochs(1001.0) or []) == [4, 5]
+
+
+def test_the_same_job_of_two_schedds_in_one_file_is_read_as_two_attempts() -> None:
+    """Two schedds on a host share the epoch file; ``1.0`` of each differs by its schedd."""
+    file = EpochFile()
+    schedd = reader(file)
+    file.append(1, 1000.0)
+    file.append(1, 1000.0)
+    for ad, name in zip(file.ads, ("vm", "ap2@ap2.advisor.test"), strict=True):
+        ad["GlobalJobId"] = f"{name}#1.0#1796000000"
+    assert clusters(schedd.epochs(1001.0) or []) == [1, 1]
+    assert schedd.epochs(1002.0) == []

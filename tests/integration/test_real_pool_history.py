@@ -1,6 +1,7 @@
 """On the real pool: ``condor_history``'s account of two jobs that completed and one its user
-removed, saved as ``-json``, as ``-long`` and as the schedd's history file itself, is read by
-``trace history`` as the same three jobs, which then replay on the campus."""
+removed, saved as ``-json``, ``-jsonl``, ``-xml``, ``-long``, an ``-af:h`` table and as the
+schedd's history file itself, is read by ``trace history`` as the same three jobs, which then
+replay on the campus."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
+from advisor.lab.history_trace import ATTRIBUTES
 from integration.conftest import first_schedd, pool_state, wait_for
 from integration.pool.pool import ChrootPool
 from simulator.traces import read_jobs
@@ -49,16 +51,19 @@ def test_a_real_history_reads_alike_in_every_saved_form_and_replays(
 
     why = partial(pool_state, idle_pool)
     wait_for(lambda: statuses() == ["3", "4", "4"], 90, "2 completed, 1 removed", explain=why)
-    saved = {"json": tmp_path / "history.json", "long": tmp_path / "history.long"}
+    saved = {form: tmp_path / f"history.{form}" for form in ("json", "jsonl", "xml", "long")}
     for form, path in saved.items():
         path.write_text(idle_pool.run("condor_history", f"-{form}", "-constraint", test))
+    saved["af"] = tmp_path / "history.af"
+    table = idle_pool.run("condor_history", "-constraint", test, "-af:h", *ATTRIBUTES)
+    saved["af"].write_text(table)
     assert json.loads(saved["json"].read_text())  # as condor_history 25 writes it: an array
     saved["file"] = idle_pool.host_path(idle_pool.run("condor_config_val", "HISTORY").strip())
 
     ids_out = idle_pool.run("condor_history", "-constraint", test, "-af", "ClusterId", "ProcId")
     ids = {f"{c}.{p}@{first_schedd()}" for c, p in (line.split() for line in ids_out.splitlines())}
     found = {form: _jobs_of(path, tmp_path / form, tag, ids) for form, path in saved.items()}
-    assert found["json"] == found["long"] == found["file"]
+    assert all(found[form] == found["json"] for form in saved), found
     rows = sorted(found["json"].values(), key=lambda row: float(row[2]))  # type: ignore[arg-type]
     assert [row[0] for row in rows] == ["tester"] * 3
     assert all(3 <= float(row[2]) < 60 for row in rows[:2])  # type: ignore[arg-type]

@@ -91,8 +91,8 @@ def startd_config(names: Sequence[str], hook_url: str, cron_period: int) -> str:
         "AP2.SCHEDD_LOG = $(LOG)/SchedLog.ap2",
         f"AP2.SCHEDD_ADDRESS_FILE = {SECOND_SPOOL}/.schedd_address",
         f"AP2.SCHEDD_DAEMON_AD_FILE = {SECOND_SPOOL}/.schedd_classad",
-        # Its shadows write the epoch ads: they would read the first's JOB_EPOCH_HISTORY.
-        f"AP2.SHADOW = {TEST_DIR}/ap2-shadow",
+        # Its shadows have no local name: they append its attempts' epoch ads to the first's
+        # JOB_EPOCH_HISTORY, as on any host with two schedds (advisor/condor/epoch_owners.py).
     ]
     for n in names:
         up = n.upper()
@@ -139,12 +139,6 @@ class ChrootPool:
         test_dir = self.host_path(TEST_DIR)
         test_dir.mkdir(parents=True, exist_ok=True)
         shutil.copy(HERE / "owner_cron.sh", test_dir / "owner_cron.sh")
-        shadow = test_dir / "ap2-shadow"
-        shadow.write_text(
-            f"#!/bin/sh\nexport _CONDOR_JOB_EPOCH_HISTORY={SECOND_SPOOL}/epoch_history\n"
-            'exec /usr/sbin/condor_shadow "$@"\n'
-        )
-        shadow.chmod(0o755)
         deploy = PROJECT / "deploy"
         shutil.copy(deploy / "common/40-htcondor-advisor-expressions.conf", test_dir)
         shutil.copy(

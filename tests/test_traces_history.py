@@ -4,6 +4,7 @@ another year is replayed in the machine trace's first week at its own hours of t
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from advisor.cli import main
 from advisor.lab.history_ads import read_history_ads
-from advisor.lab.history_trace import history_jobs
+from advisor.lab.history_trace import READ, history_jobs
 from simulator.sources import SourceSpec, assemble
 from simulator.traces import TraceError, read_jobs, write_jobs
 
@@ -121,6 +122,18 @@ def test_every_saved_form_of_one_history_gives_the_same_jobs(tmp_path: Path, for
     assert _rows(path) == EXPECTED
 
 
+def test_only_what_is_needed_is_parsed_unless_an_expression_needs_the_rest(tmp_path: Path) -> None:
+    """A site's ``RequestMemory`` may refer to its own attributes: that ad is parsed whole."""
+    own = LONG.replace("RequestMemory = 2048", "RequestMemory = SiteMemory * 2\nSiteMemory = 700")
+    path = tmp_path / "history.gz"
+    path.write_bytes(gzip.compress(own.encode()))
+    ads = list(read_history_ads(path, READ))
+    assert "Owner" in ads[0] and "CommittedTime" in ads[0] and "NumJobStarts" in ads[0]
+    assert "GlobalJobId" in ads[0] and "JobUniverse" in ads[0]
+    assert [ad.eval("RequestMemory") for ad in ads[:2]] == [300, 1400]
+    assert "SiteMemory" in ads[1] and "SiteMemory" not in ads[2]
+
+
 def test_jobs_csv_of_a_history_is_read_back_as_written(tmp_path: Path) -> None:
     path = tmp_path / "history"
     path.write_text(LONG)
@@ -137,7 +150,7 @@ def test_the_lapis_af_table_gives_its_completed_jobs_and_says_what_it_lacks(
     """A real ``condor_history -af:h`` export (lapis): no job ids, no JobStatus, no removal
     times. Its completed jobs are kept with their whole wall time, an upper bound, said so."""
     path = shared_data / "c_htcondor/lapis-condor_history-export/htcondor_jobs.csv"
-    ads = read_history_ads(path)
+    ads = list(read_history_ads(path))
     assert len(ads) == 17
     found = history_jobs([(path, ads)])
     done = [ad for ad in ads if ad["CompletionDate"] > 0]
@@ -160,7 +173,7 @@ def test_a_history_that_cannot_be_read_is_one_located_line(
     table = tmp_path / "history.txt"
     table.write_text("Owner JobStatus\nalice 4\nbob\n")
     with pytest.raises(TraceError, match=r"history.txt:3: expected 2 values as the header"):
-        read_history_ads(table)
+        list(read_history_ads(table))
     table.write_text("Owner JobStatus CompletionDate\nalice 4 1700000000\n")
     assert main(["trace", "history", str(table), "--out", str(tmp_path / "o")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
@@ -168,7 +181,7 @@ def test_a_history_that_cannot_be_read_is_one_located_line(
     broken = tmp_path / "history.json"
     broken.write_text('[\n{"QDate": 1,\n "Owner": }\n]')
     with pytest.raises(TraceError, match=r"history.json:3: expected a JSON object"):
-        read_history_ads(broken)
+        list(read_history_ads(broken))
 
 
 def _campus_week(jobs: Path | None = None) -> SourceSpec:

@@ -48,21 +48,24 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_history(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from advisor.lab.history_ads import read_history_ads
-    from advisor.lab.history_trace import history_jobs
+    from advisor.lab.history_trace import READ, history_jobs
     from simulator.traces import write_jobs
 
-    histories = []
     for path in args.files:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file (condor_history output to read)")
-        histories.append((path, read_history_ads(path)))
+    histories = [
+        (path, tqdm(read_history_ads(path, READ), desc=path.name, unit=" ads", disable=None))
+        for path in args.files
+    ]
     found = history_jobs(histories)
     args.out.mkdir(parents=True, exist_ok=True)
     write_jobs(found.jobs, args.out / "jobs.csv")
-    read = sum(len(ads) for _, ads in histories)
     print(
-        f"read {read} job ads; wrote {len(found.jobs)} jobs to {args.out / 'jobs.csv'}"
+        f"read {found.ads} job ads; wrote {len(found.jobs)} jobs to {args.out / 'jobs.csv'}"
         f" ({found.completed} completed, {found.removed} removed)"
     )
     if found.estimated:

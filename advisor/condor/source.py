@@ -2,13 +2,13 @@
 
 Each poll: one projected startd query (owner sessions, power, candidates, inventory), then per
 schedd the epoch ads written since the cursor (attempt outcomes; each goes to the schedd that
-ran it, epoch_owners.py), the idle/running queue (new
-jobs, starts, the idle queue by class) and, when idle jobs left it, the history of their
-removals, then the optional event log, whose reports of what a schedd reported too are
-dropped (reported_once.py). Each schedd's jobs are named ``cluster.proc@schedd``, since
-every schedd numbers its clusters from 1 (plugins/contract/job_ids.py). A daemon that does
-not answer is skipped with backoff and the observation says ``healthy=False``; the daemon
-then lets advice expire. Everything observed is appended to the journal for ``trace export``.
+ran it, epoch_owners.py), the idle/running queue (new jobs, starts, the idle queue by class)
+and, when idle jobs left it, the history of their removals, then the optional event log, whose
+reports of what a schedd reported too are dropped (reported_once.py). Each schedd's jobs are
+named ``cluster.proc@schedd``, since every schedd numbers its clusters from 1
+(plugins/contract/job_ids.py). A daemon that does not answer is skipped with backoff and the
+observation says ``healthy=False``; the daemon then lets advice expire. Everything observed is
+appended to the journal for ``trace export``.
 """
 
 from __future__ import annotations

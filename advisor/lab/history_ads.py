@@ -5,44 +5,117 @@ file itself (ads in the old ClassAd syntax, between blank or ``***`` lines), or 
 table (a header of attribute names, then one job a line). Expressions such as a
 ``RequestMemory`` that follows ``MemoryUsage`` stay expressions, for ``classad2`` to evaluate
 in their ad.
+
+A year of a busy access point's history is gigabytes of ads of a few hundred attributes, of
+which the replay needs about fifteen. The line-based forms (``-long``, the history file,
+``-jsonl``, ``-af:h``) are read a line at a time, and only the attributes asked for are parsed;
+an ad whose expression among them refers to others is parsed whole. ``-json`` and ``-xml``
+are read in one piece.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
+import itertools
 import json
-from collections.abc import Iterator
+import re
+import zlib
+from collections.abc import Callable, Collection, Iterable, Iterator
+from functools import partial
 from os import PathLike
+from typing import Any, TextIO
 
 import classad2
 
-from simulator.traces._io import read_text, split_lines
+from simulator.traces._io import GZIP_MAGIC
 from simulator.traces.errors import TraceError
 
 FORMS = "condor_history output (-json, -jsonl, -xml, -long, the history file, an -af:h table)"
+Names = Collection[str] | None
+"""The attributes to keep of each ad (None: every one)."""
+CHUNK = 1 << 23
+"""Characters read at a time from a ``-long`` history."""
+SEPARATOR = re.compile(r"^(?:\*\*\*[^\n]*|[ \t\r]*)\n", re.MULTILINE)
+"""A line between two ``-long`` ads: blank, or the history file's ``***`` banner."""
 
 
-def read_history_ads(path: str | PathLike[str]) -> list[classad2.ClassAd]:
-    """Every job ad in ``path``, in file order; a part that is no ClassAd is a located error."""
-    text = read_text(path)
-    head = text.lstrip()
-    if not head:
+def read_history_ads(path: str | PathLike[str], names: Names = None) -> Iterator[classad2.ClassAd]:
+    """Every job ad in ``path``, in file order, with ``names`` only where given; a part that
+    is no ClassAd is a located error."""
+    try:
+        with _open(path) as stream:
+            yield from _ads(path, stream, names)
+    except UnicodeDecodeError as exc:
+        raise TraceError(path, None, None, "UTF-8 text", str(exc)) from exc
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(path, None, None, "a readable file (gzip or text)", str(exc)) from exc
+
+
+def _ads(path: str | PathLike[str], stream: TextIO, names: Names) -> Iterator[classad2.ClassAd]:
+    """The form is told by the first line that is not blank."""
+    skipped = 0
+    first = stream.readline()
+    while first and not first.strip():
+        skipped, first = skipped + 1, stream.readline()
+    if not first:
         raise TraceError(path, None, None, FORMS, "an empty file")
-    if head[0] in "[{":
-        return list(_json_ads(path, text))
-    if head[0] == "<":
-        return _xml_ads(path, text)
-    if "=" in head.split("\n", 1)[0]:
-        return list(_long_ads(path, text))
-    return list(_table_ads(path, text))
+    if first.lstrip()[0] in "[{":
+        yield from _json_ads(path, itertools.chain([first], stream), skipped, names)
+    elif first.lstrip()[0] == "<":
+        yield from _xml_ads(path, first + stream.read(), names)
+    elif "=" in first:
+        chunks = itertools.chain([first], iter(partial(stream.read, CHUNK), ""))
+        yield from _long_ads(path, chunks, skipped, names)
+    else:
+        yield from _table_ads(path, itertools.chain([first], stream), skipped, names)
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+def _open(path: str | PathLike[str]) -> TextIO:
+    """The file as text, gunzipped when it is gzip (by name or magic), UTF-8 with an optional
+    byte-order mark."""
+    with open(path, "rb") as raw:
+        gzipped = str(path).endswith(".gz") or raw.read(2) == GZIP_MAGIC
+    binary = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115
+    return io.TextIOWrapper(binary, encoding="utf-8-sig")
 
 
-def _json_ads(path: str | PathLike[str], text: str) -> Iterator[classad2.ClassAd]:
-    """Each object of a JSON array or of a sequence of objects, handed to ``classad2`` as it
-    stands in the file: the ``"\\/Expr(...)\\/"`` form of an expression survives only there."""
+def _kept(ad: classad2.ClassAd, whole: Callable[[], classad2.ClassAd]) -> classad2.ClassAd:
+    """``ad``, or the whole ad where one of its expressions refers to an attribute left out."""
+    for name in ad:
+        if isinstance(ad[name], classad2.ExprTree) and ad.eval(name) is classad2.Value.Undefined:
+            return whole()
+    return ad
+
+
+def _json_ads(
+    path: str | PathLike[str], lines: Iterator[str], skipped: int, names: Names
+) -> Iterator[classad2.ClassAd]:
+    """``-jsonl`` a line at a time; an array (or objects across lines) in one piece."""
+    first = next(lines)
+    try:
+        objects: Iterable[tuple[int, Any]] = [(skipped + 1, json.loads(first))]
+        objects = itertools.chain(objects, _json_lines(path, lines, skipped + 1))
+    except json.JSONDecodeError:
+        objects = _json_text(path, first + "".join(lines), skipped)
+    for number, obj in objects:
+        if not isinstance(obj, dict):
+            raise TraceError(path, number, None, "a JSON object (a job ad)", str(obj)[:40])
+        yield _kept(_from_json(obj, names), partial(_from_json, obj, None))
+
+
+def _json_lines(
+    path: str | PathLike[str], lines: Iterator[str], done: int
+) -> Iterator[tuple[int, Any]]:
+    for number, line in enumerate(lines, start=done + 1):
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TraceError(path, number, None, "a JSON object (a job ad)", exc.msg) from exc
+
+
+def _json_text(path: str | PathLike[str], text: str, skipped: int) -> Iterator[tuple[int, Any]]:
     decoder = json.JSONDecoder()
     at = 0
     while True:
@@ -50,58 +123,102 @@ def _json_ads(path: str | PathLike[str], text: str) -> Iterator[classad2.ClassAd
             at += 1
         if at == len(text) or text[at] == "]":
             return
+        line = skipped + text.count("\n", 0, at) + 1
         try:
-            _, end = decoder.raw_decode(text, at)
+            obj, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
-            raise TraceError(path, exc.lineno, None, "a JSON object (a job ad)", exc.msg) from exc
-        yield _parse(path, text[at:end], _line_of(text, at), classad2.ParserType.JSON)
-        at = end
+            where = skipped + exc.lineno
+            raise TraceError(path, where, None, "a JSON object (a job ad)", exc.msg) from exc
+        yield line, obj
 
 
-def _xml_ads(path: str | PathLike[str], text: str) -> list[classad2.ClassAd]:
+def _from_json(obj: dict[str, Any], names: Names) -> classad2.ClassAd:
+    """A ClassAd of a JSON ad's scalars; ``"\\/Expr(...)\\/"`` (decoded, ``/Expr(...)/``) is an
+    expression."""
+    ad = classad2.ClassAd()
+    for name, value in obj.items():
+        if names is not None and name not in names:
+            continue
+        if isinstance(value, str) and value.startswith("/Expr(") and value.endswith(")/"):
+            ad[name] = classad2.ExprTree(value[6:-2])
+        elif isinstance(value, bool | int | float | str):
+            ad[name] = value
+    return ad
+
+
+def _xml_ads(path: str | PathLike[str], text: str, names: Names) -> Iterator[classad2.ClassAd]:
     try:
-        return list(classad2.parseAds(text, classad2.ParserType.XML))
+        ads = list(classad2.parseAds(text, classad2.ParserType.XML))
     except (ValueError, classad2.ClassAdException) as exc:
         expected = "ClassAds in XML (condor_history -xml)"
         raise TraceError(path, None, None, expected, str(exc)) from exc
+    for ad in ads:
+        if names is not None:
+            kept = classad2.ClassAd()
+            for name in set(ad.keys()) & set(names):
+                kept[name] = ad[name]
+            ad = _kept(kept, partial(_same, ad))
+        yield ad
 
 
-def _long_ads(path: str | PathLike[str], text: str) -> Iterator[classad2.ClassAd]:
-    block: list[str] = []
-    first = 0
-    for number, line in enumerate([*split_lines(text), ""], start=1):
-        if line.strip() and not line.startswith("***"):
-            first = first or number
-            block.append(line)
-        elif block:
-            yield _parse(path, "\n".join(block), first, classad2.ParserType.Old)
-            block, first = [], 0
+def _same(ad: classad2.ClassAd) -> classad2.ClassAd:
+    return ad
 
 
-def _parse(
-    path: str | PathLike[str], chunk: str, line: int, parser: classad2.ParserType
-) -> classad2.ClassAd:
+def _long_ads(
+    path: str | PathLike[str], chunks: Iterable[str], skipped: int, names: Names
+) -> Iterator[classad2.ClassAd]:
+    """Ads between separator lines, split and filtered by regular expressions. 100,000 ads of
+    the test pool's history file (325 MB) took 69 s and 2.8 GB parsed whole, 24 s and 110 MB
+    so."""
+    wanted = None if names is None else _lines_of(names)
+    line = skipped + 1
+    for block in _blocks(chunks):
+        if block:
+            kept = block if wanted is None else "\n".join(wanted.findall(block))
+            ad = _parse(path, kept, line)
+            yield _kept(ad, partial(_parse, path, block, line))
+        line += block.count("\n") + 1
+
+
+def _blocks(chunks: Iterable[str]) -> Iterator[str]:
+    """The text between separators (a blank line or a ``***`` banner), each with its lines'
+    newlines; an empty string for each separator that follows another."""
+    pending = ""
+    for chunk in chunks:
+        *done, pending = SEPARATOR.split(pending + chunk)
+        yield from done
+    yield pending
+
+
+def _lines_of(names: Collection[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"^(?:{alternatives})[ \t]*=[^\n]*$", re.MULTILINE | re.IGNORECASE)
+
+
+def _parse(path: str | PathLike[str], chunk: str, line: int) -> classad2.ClassAd:
     try:
-        return classad2.parseOne(chunk, parser)
+        return classad2.parseOne(chunk, classad2.ParserType.Old)
     except (ValueError, classad2.ClassAdException) as exc:
         raise TraceError(path, line, None, "a job ad", chunk.split("\n", 1)[0]) from exc
 
 
-def _table_ads(path: str | PathLike[str], text: str) -> Iterator[classad2.ClassAd]:
+def _table_ads(
+    path: str | PathLike[str], lines: Iterator[str], skipped: int, names: Names
+) -> Iterator[classad2.ClassAd]:
     """``-af:h``: whitespace between values, so a value with a space cannot be read here (the
     error says to save ``-json`` instead)."""
-    lines = split_lines(text)
-    names = lines[0].split()
-    for number, line in enumerate(lines[1:], start=2):
+    header = next(lines).split()
+    for number, line in enumerate(lines, start=skipped + 2):
         values = line.split()
         if not values:
             continue
-        if len(values) != len(names):
-            expected = f"{len(names)} values as the header names (or save condor_history -json)"
-            raise TraceError(path, number, None, expected, line)
+        if len(values) != len(header):
+            expected = f"{len(header)} values as the header names (or save condor_history -json)"
+            raise TraceError(path, number, None, expected, line.rstrip("\n"))
         ad = classad2.ClassAd()
-        for name, value in zip(names, values, strict=True):
-            if value.lower() != "undefined":
+        for name, value in zip(header, values, strict=True):
+            if value.lower() != "undefined" and (names is None or name in names):
                 ad[name] = _table_value(value)
         yield ad
 

@@ -29,6 +29,9 @@ ATTRIBUTES = (
     *("RemoteWallClockTime", "NumJobStarts", "RequestCpus", "RequestMemory"),
 )
 """What is read of a job ad (``condor_history -af:h`` needs them named)."""
+READ = (*ATTRIBUTES, "MemoryUsage", "ImageSize", "ResidentSetSize")
+"""Those, and what HTCondor's default ``RequestMemory`` and ``MemoryUsage`` refer to: the rest
+of an ad is parsed only where one of its expressions needs it (history_ads.py)."""
 REMOVED, COMPLETED = 3, 4
 IN_A_SLOT = {5, 10, 13}
 """Universes whose jobs run in an execute point's slot: vanilla (and container), java, vm."""
@@ -44,6 +47,8 @@ class HistoryJobs:
     """The jobs, and what the administrator should know about how they were read."""
 
     jobs: Jobs
+    ads: int = 0
+    """Job ads read."""
     completed: int = 0
     removed: int = 0
     estimated: int = 0
@@ -142,7 +147,7 @@ def history_jobs(
     rows: dict[str, _Row] = {}
     left_out: Counter[str] = Counter()
     place = 0
-    for path, ads in histories:
+    for path, ads in histories:  # (``place`` ends as the number of ads read)
         for index, ad in enumerate(ads, start=1):
             place += 1
             row = _row(path, ad, index)
@@ -164,4 +169,4 @@ def history_jobs(
     )
     completed = int(np.isfinite(jobs.runtime).sum())
     estimated = sum(r.estimated for r in kept)
-    return HistoryJobs(jobs, completed, len(kept) - completed, estimated, left_out)
+    return HistoryJobs(jobs, place, completed, len(kept) - completed, estimated, left_out)

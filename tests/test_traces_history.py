@@ -110,14 +110,15 @@ def _rows(path: Path) -> list[tuple[object, ...]]:
     ]
 
 
-@pytest.mark.parametrize("form", ["long", "json", "jsonl"])
+@pytest.mark.parametrize("form", ["long", "json", "json on one line", "jsonl"])
 def test_every_saved_form_of_one_history_gives_the_same_jobs(tmp_path: Path, form: str) -> None:
     text = {
         "long": LONG,
         "json": "[\n" + "\n,\n".join(_as_json_objects()) + "\n]\n",
+        "json on one line": "[" + ",".join(o.replace("\n", "") for o in _as_json_objects()) + "]",
         "jsonl": "".join(o.replace("\n", "") + "\n" for o in _as_json_objects()),
     }[form]
-    path = tmp_path / f"history.{form}"
+    path = tmp_path / "history"
     path.write_text(text)
     assert _rows(path) == EXPECTED
 

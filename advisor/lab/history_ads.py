@@ -94,9 +94,13 @@ def _json_ads(
     """``-jsonl`` a line at a time; an array (or objects across lines) in one piece."""
     first = next(lines)
     try:
-        objects: Iterable[tuple[int, Any]] = [(skipped + 1, json.loads(first))]
-        objects = itertools.chain(objects, _json_lines(path, lines, skipped + 1))
+        one = json.loads(first) if first.lstrip().startswith("{") else None
     except json.JSONDecodeError:
+        one = None
+    objects: Iterable[tuple[int, Any]]
+    if isinstance(one, dict):
+        objects = itertools.chain([(skipped + 1, one)], _json_lines(path, lines, skipped + 1))
+    else:
         objects = _json_text(path, first + "".join(lines), skipped)
     for number, obj in objects:
         if not isinstance(obj, dict):

@@ -179,6 +179,9 @@ def test_a_history_that_cannot_be_read_is_one_located_line(
     assert main(["trace", "history", str(table), "--out", str(tmp_path / "o")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert "field 'QDate'" in line and "missing from job ad 1" in line
+    table.write_text("QDate Owner JobStatus CompletionDate\nyesterday alice 4 1700000000\n")
+    assert main(["trace", "history", str(table), "--out", str(tmp_path / "o")]) == 2
+    assert "field 'QDate': expected a number" in capsys.readouterr().err
     broken = tmp_path / "history.json"
     broken.write_text('[\n{"QDate": 1,\n "Owner": }\n]')
     with pytest.raises(TraceError, match=r"history.json:3: expected a JSON object"):

@@ -66,11 +66,19 @@ def _number(ad: classad2.ClassAd, name: str, default: float = 0.0) -> float:
     return float(value)
 
 
-def _required(path: str | PathLike[str], ad: classad2.ClassAd, index: int, name: str) -> Any:
+def _required(
+    path: str | PathLike[str], ad: classad2.ClassAd, index: int, name: str, kind: type
+) -> Any:
+    """The attribute's value, of ``kind`` (a number: int or float, never a bool)."""
     if name not in ad:
         expected = "in every job ad (save condor_history -json, or add it to -af:h)"
         raise TraceError(path, None, name, expected, f"missing from job ad {index}")
-    return ad.eval(name)
+    value = ad.eval(name)
+    number = kind is float and isinstance(value, int | float) and not isinstance(value, bool)
+    if not (number or isinstance(value, kind)):
+        expected = "a number" if kind is float else "a string"
+        raise TraceError(path, None, name, expected, f"{value!r} in job ad {index}")
+    return value
 
 
 def needed_seconds(ad: classad2.ClassAd) -> tuple[float, bool] | None:
@@ -116,8 +124,8 @@ class _Row:
 
 def _row(path: str | PathLike[str], ad: classad2.ClassAd, index: int) -> _Row | str:
     """The job's row, or why it is left out."""
-    submit = float(_required(path, ad, index, "QDate"))
-    user = str(_required(path, ad, index, "Owner"))
+    submit = float(_required(path, ad, index, "QDate", float))
+    user = _required(path, ad, index, "Owner", str)
     universe = int(_number(ad, "JobUniverse", 5))
     if universe not in IN_A_SLOT:
         return ELSEWHERE.get(universe, f"universe {universe}")

@@ -122,6 +122,8 @@ class ScheddReader:
         self.cursor_time = float(state.get("cursor_time", 0.0))
         self.seen = {ident: float(t) for ident, t in state.get("seen", [])}
         self.seen.update((ident, self.cursor_time) for ident in state.get("cursor_ids", []))
+        # Saved before identities named their schedd: the same ads, read again, now carry it.
+        self.seen.update({f"{self.name}#{i}": t for i, t in self.seen.items() if "#" not in i})
         self.queue.load(state.get("queue", {}))
 
 

@@ -97,3 +97,12 @@ def test_the_same_job_of_two_schedds_in_one_file_is_read_as_two_attempts() -> No
         ad["GlobalJobId"] = f"{name}#1.0#1796000000"
     assert clusters(schedd.epochs(1001.0) or []) == [1, 1]
     assert schedd.epochs(1002.0) == []
+
+
+def test_a_cursor_saved_before_identities_named_their_schedd_reports_nothing_twice() -> None:
+    file = EpochFile()
+    file.append(1, 1000.0)
+    file.ads[0]["GlobalJobId"] = "schedd#1.0#1796000000"
+    upgraded = reader(file)
+    upgraded.load({"cursor_time": 1000.0, "seen": [["1.0.0", 1000.0]]})  # as saved before
+    assert upgraded.epochs(1001.0) == []

@@ -19,6 +19,7 @@ from typing import Any
 import classad2
 import numpy as np
 
+from advisor.condor.epochs import schedd_of
 from plugins.contract.job_ids import on_schedd
 from simulator.trace_model import DEFAULT_CPUS, DEFAULT_MEMORY_MB, Jobs
 from simulator.traces.errors import TraceError
@@ -107,7 +108,7 @@ def job_id_of(ad: classad2.ClassAd, place: int) -> str:
     if "ClusterId" not in ad or "ProcId" not in ad:
         return f"{place}.0"
     job = f"{int(_number(ad, 'ClusterId'))}.{int(_number(ad, 'ProcId'))}"
-    schedd = str(ad.get("GlobalJobId", "")).split("#", 1)[0]
+    schedd = schedd_of(ad)
     return on_schedd(job, schedd) if schedd else job
 
 

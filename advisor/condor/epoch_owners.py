@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from advisor.condor.epochs import epoch_key, schedd_of
@@ -54,8 +55,7 @@ class EpochOwners:
                     routed[owner].append((key, ad))
         while self.reported and self.reported[next(iter(self.reported))] < self.newest - KEPT_S:
             del self.reported[next(iter(self.reported))]
-        return {name: [ad for _, ad in sorted(pairs, key=_first)] for name, pairs in routed.items()}
-
-
-def _first(pair: tuple[tuple[float, str], Mapping[str, Any]]) -> tuple[float, str]:
-    return pair[0]
+        return {
+            name: [ad for _, ad in sorted(pairs, key=itemgetter(0))]
+            for name, pairs in routed.items()
+        }

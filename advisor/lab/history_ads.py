@@ -63,7 +63,7 @@ def _ads(path: str | PathLike[str], stream: TextIO, names: Names) -> Iterator[cl
     if first.lstrip()[0] in "[{":
         yield from _json_ads(path, itertools.chain([first], stream), skipped, names)
     elif first.lstrip()[0] == "<":
-        yield from _xml_ads(path, first + stream.read(), names)
+        yield from _xml_ads(path, first + stream.read())
     elif "=" in first:
         chunks = itertools.chain([first], iter(partial(stream.read, CHUNK), ""))
         yield from _long_ads(path, chunks, skipped, names)
@@ -150,23 +150,13 @@ def _from_json(obj: dict[str, Any], names: Names) -> classad2.ClassAd:
     return ad
 
 
-def _xml_ads(path: str | PathLike[str], text: str, names: Names) -> Iterator[classad2.ClassAd]:
+def _xml_ads(path: str | PathLike[str], text: str) -> list[classad2.ClassAd]:
+    """Whole ads: the text is read in one piece anyway, so leaving attributes out saves nothing."""
     try:
-        ads = list(classad2.parseAds(text, classad2.ParserType.XML))
+        return list(classad2.parseAds(text, classad2.ParserType.XML))
     except (ValueError, classad2.ClassAdException) as exc:
         expected = "ClassAds in XML (condor_history -xml)"
         raise TraceError(path, None, None, expected, str(exc)) from exc
-    for ad in ads:
-        if names is not None:
-            kept = classad2.ClassAd()
-            for name in set(ad.keys()) & set(names):
-                kept[name] = ad[name]
-            ad = _kept(kept, partial(_same, ad))
-        yield ad
-
-
-def _same(ad: classad2.ClassAd) -> classad2.ClassAd:
-    return ad
 
 
 def _long_ads(

@@ -75,6 +75,22 @@ def _machine_span(trace: Trace) -> tuple[float, float]:
     return trace.start, float(ends.max()) if len(ends) else trace.start
 
 
+def jobs_in_period(trace: Trace, jobs: Jobs) -> tuple[Jobs, str]:
+    """``jobs`` (a pool's history) moved by whole weeks into the first week of the generated or
+    FTA machines when its first submission lies outside their period, so every job keeps its
+    hour of the week; and what was done, for the user ("" when nothing was)."""
+    start, end = _machine_span(trace)
+    first = float(jobs.submit[0]) if len(jobs) else start
+    if start <= first < end:
+        return jobs, ""
+    moved = _shift(jobs, trace.start, whole_weeks=True)
+    weeks = round((float(moved.submit[0]) - first) / WEEK)
+    return moved, (
+        f"submissions moved {abs(weeks)} weeks {'earlier' if weeks < 0 else 'later'},"
+        " into the machine trace's first week (each at its hour of the week)"
+    )
+
+
 def shaped(config: CampusConfig, spec: SourceSpec) -> CampusConfig:
     """``config`` as the member of ``spec.shape`` its seed draws (unchanged without a shape)."""
     if spec.shape is None:
@@ -114,16 +130,10 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         )
     if spec.jobs is not None:
         trace.jobs = read_jobs(spec.jobs)
-        start, end = _machine_span(trace)
-        first = float(trace.jobs.submit[0]) if len(trace.jobs) else start
-        if spec.machines is None and not start <= first < end:
-            trace.jobs = _shift(trace.jobs, trace.start, whole_weeks=True)
-            weeks = round((float(trace.jobs.submit[0]) - first) / WEEK)
-            notes.append(
-                f"{spec.jobs}: submissions moved {abs(weeks)} weeks"
-                f" {'earlier' if weeks < 0 else 'later'}, into the machine trace's first week"
-                " (each at its hour of the week)"
-            )
+        if spec.machines is None:
+            trace.jobs, moved = jobs_in_period(trace, trace.jobs)
+            if moved:
+                notes.append(f"{spec.jobs}: {moved}")
     elif spec.swf is not None:
         jobs, dropped = swf_jobs(read_swf(spec.swf), skip_unknown_runtime=True)
         if dropped:

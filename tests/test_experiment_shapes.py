@@ -129,3 +129,41 @@ def test_the_summary_names_a_member_whose_longest_wait_passes_randoms_by_more_th
         "bound: unseen 0.25 seed 8 by 2318 min"
     )
     assert waits_past_random([beyond], 0.0) == ""  # no bound asked, nothing to hold it to
+
+
+def test_a_pools_own_jobs_replace_every_members_and_another_file_is_replayed_anew(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an administrator replays their history (`trace history`) on every shape: the file's jobs,
+    # from years before the campus, are moved into each member's first week and replayed there
+    args = ["experiment", "shapes", "--shapes", "small-college,campus", "--scales", "0.03"]
+    args += ["--seeds", "1", "--days", "7", "--policies", "frugal", "--workers", "1"]
+    jobs = tmp_path / "jobs.csv"
+    rows = ["submit,job_id,user,runtime,remove", "1262592000,1.0,alice,3600,"]
+    rows += ["1262592060,1.1,alice,3600,", "1262595000,2.0,bob,,1262599000"]
+    jobs.write_text("\n".join(rows) + "\n")
+
+    def submitted(out: Path) -> set[tuple[str, str, str]]:
+        with (out / "shapes_runs.csv").open() as fh:
+            return {(r["shape"], r["policy"], r["jobs_submitted"]) for r in csv.DictReader(fh)}
+
+    out = tmp_path / "out"
+    assert main([*args, "--jobs", str(jobs), "--out", str(out)]) == 0
+    every = {(s, p) for s in ("small-college", "campus") for p in ("random", "crystal", "frugal")}
+    assert submitted(out) == {(s, p, "3") for s, p in every}
+    # the same command with another file in the same place: its results, not the first file's
+    jobs.write_text("\n".join(rows[:2]) + "\n")
+    assert main([*args, "--jobs", str(jobs), "--out", str(out)]) == 0
+    assert submitted(out) == {(s, p, "1") for s, p in every}
+    assert main([*args, "--out", str(tmp_path / "own")]) == 0
+    assert all(int(n) > 3 for _, _, n in submitted(tmp_path / "own"))
+    capsys.readouterr()
+    for text, said in (
+        ("submit,job_id,user,runtime,remove\n", "lists no jobs"),
+        ("submit,job_id,user,runtime,remove\n12,1.0,alice,abc,\n", "jobs.csv:2: field 'runtime'"),
+    ):
+        jobs.write_text(text)
+        assert main([*args, "--jobs", str(jobs), "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "x").exists()

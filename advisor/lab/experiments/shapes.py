@@ -5,7 +5,9 @@ share of the achievable saving, (random - policy) / (random - crystal)."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,8 @@ from plugins.contract.policy import parse_options
 from plugins.contract.registry import policy_class, policy_for
 from simulator.campus.shapes import load_shapes
 from simulator.plotting import figure, legend_outside
-from simulator.trace_model import PARTITIONABLE, SINGLE
+from simulator.trace_model import PARTITIONABLE, SINGLE, Jobs
+from simulator.traces import read_jobs
 
 NAME = "shapes"
 HELP = "policies on differently shaped pools against random and crystal (saving share, overhead)"
@@ -43,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shapes-file", type=Path, default=None,
         help="YAML of your own pool shapes (default: the shipped ones; docs/shapes.md)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--jobs", type=Path, default=None, metavar="FILE",
+        help="replay your own jobs (a jobs CSV, e.g. from `trace history`) on every member in "
+        "place of its generated ones",
     )  # fmt: skip
     parser.add_argument("--policies", default="frugal,bandit-cluster", help="besides the two")
     parser.add_argument(
@@ -91,6 +99,21 @@ def members(args: argparse.Namespace) -> list[tuple[str, str, float, int]]:
     ]
 
 
+def own_jobs(path: Path | None) -> tuple[Jobs | None, str]:
+    """The jobs of ``--jobs``, read (a bad file: one located line) before any replay, and a
+    digest of the file that names them in each task's id, so another file is replayed anew."""
+    if path is None:
+        return None, ""
+    problem = unreadable(path)
+    if problem:
+        raise ConfigError(f"--jobs: {problem}")
+    jobs = read_jobs(path)
+    if not len(jobs):
+        raise ConfigError(f"--jobs: {path} lists no jobs; give a file with at least one")
+    print(f"{path}: {len(jobs)} jobs, replayed on every member in place of its own")
+    return jobs, hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
 def policy_options(
     settings: list[str], policies: list[str]
 ) -> dict[str, tuple[tuple[str, str], ...]]:
@@ -118,6 +141,14 @@ def policy_options(
     return {name: tuple(sorted(options.items())) for name, options in chosen.items()}
 
 
+def ratio(mine: float, randoms: float) -> float:
+    """``mine / randoms``; a few jobs of one's own may never wait under random placement, and
+    then waiting as little is 1 and waiting at all is worse by more than any factor."""
+    if randoms > 0:
+        return mine / randoms
+    return 1.0 if mine <= 0 else math.inf
+
+
 def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, Any]]:
     """One row per member and policy: ratios to random, saving share, the tail of the waits."""
     out = []
@@ -136,8 +167,8 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
                     "scale": scale,
                     "seed": seed,
                     "policy": policy,
-                    "energy_vs_random": r["total_mwh"] / random["total_mwh"],
-                    "overhead_vs_random": r["overhead_min"] / random["overhead_min"],
+                    "energy_vs_random": ratio(r["total_mwh"], random["total_mwh"]),
+                    "overhead_vs_random": ratio(r["overhead_min"], random["overhead_min"]),
                     "saving_share": saving / achievable if achievable > 0 else float("nan"),
                     "random_mwh": random["total_mwh"],
                     "random_overhead_min": random["overhead_min"],
@@ -155,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     policies = [p for p in args.policies.split(",") if p not in BASELINES]
     bound = args.wait_bound * 3600.0 if args.wait_bound > 0 else None
     options = policy_options(args.set, policies)
+    jobs, digest = own_jobs(args.jobs)
     tasks = [
         Task(
             policy,
@@ -167,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
             shape_spec=spec,
             wait_bound_s=bound,
             job_edits=not args.no_job_edits or policy in BASELINES,
+            jobs=jobs,
+            jobs_digest=digest,
         )
         for shape, spec, scale, seed in members(args)
         for policy in [*BASELINES, *policies]

@@ -25,7 +25,8 @@ from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.campus.shapes import load_shapes, shape_member
 from simulator.campus.summary import summarize
 from simulator.plotting import save
-from simulator.trace_model import SINGLE, Trace
+from simulator.sources import jobs_in_period
+from simulator.trace_model import SINGLE, Jobs, Trace
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -53,6 +54,10 @@ class Task:
     """The starvation bound (``--wait-bound``; None: none, as the papers ran)."""
     job_edits: bool = True
     """The daemon edits jobs (``PoolRules.job_edits``, ``pool.edit_jobs`` live)."""
+    jobs: Jobs | None = field(default=None, repr=False, compare=False)
+    """The user's own jobs (``--jobs``) in place of the member's generated ones; they travel in
+    the task to an execute point, and ``jobs_digest`` stands for them in the task's id."""
+    jobs_digest: str = ""
 
 
 def add_campus_arguments(parser: argparse.ArgumentParser, scale: float, days: int | None) -> None:
@@ -95,6 +100,8 @@ def run_task(task: Task) -> dict[str, Any]:
     trace = campus(
         task.scale, task.days, task.seed, task.replicable, task.slots, task.shape, task.shape_spec
     )
+    if task.jobs is not None:  # a new Trace: the cached member stays as generated
+        trace = replace(trace, jobs=jobs_in_period(trace, task.jobs)[0])
     options = with_agent(task.policy, dict(task.options))  # agent=nasa: the file's contents
     policy = build_policy(task.policy, trace, options, seed=task.seed)
     rules = PoolRules(wait_bound_s=task.wait_bound_s, job_edits=task.job_edits)
@@ -117,6 +124,8 @@ def run_task(task: Task) -> dict[str, Any]:
         job_edits=task.job_edits,
         cores_busy_share=s["cores"]["busy_share"],
         evictions=sum(s["evictions"].values()),
+        jobs_submitted=s["jobs"]["submitted"],
+        jobs_completed=s["jobs"]["completed"],
         months=[m["energy_mwh_total"] for m in s["months"]],
         **qos_failures(result),
         **overhead_tail(result),

@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from advisor.agent_files import missing_agent, with_agent
 from advisor.arg_types import (
     comma_list,
@@ -20,6 +22,7 @@ from advisor.arg_types import (
     unreadable,
     whole_number,
 )
+from advisor.lab.experiments.day_bootstrap import ratio_interval
 from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
@@ -161,6 +164,7 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
         for policy in ["crystal", *policies]:
             r = got[policy]
             saving = random["total_mwh"] - r["total_mwh"]
+            low, high = ratio_interval(r["overhead_days"], random["overhead_days"])
             out.append(
                 {
                     "shape": shape,
@@ -169,6 +173,8 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
                     "policy": policy,
                     "energy_vs_random": ratio(r["total_mwh"], random["total_mwh"]),
                     "overhead_vs_random": ratio(r["overhead_min"], random["overhead_min"]),
+                    "overhead_vs_random_low": low,
+                    "overhead_vs_random_high": high,
                     "saving_share": saving / achievable if achievable > 0 else float("nan"),
                     "random_mwh": random["total_mwh"],
                     "random_overhead_min": random["overhead_min"],
@@ -217,11 +223,15 @@ def run(args: argparse.Namespace) -> int:
             for r in mine
         )
         worst = max(mine, key=lambda r: r["overhead_vs_random"])
+        sure = sum(r["overhead_vs_random_low"] > OVERHEAD_LIMIT for r in mine)
         shares = [r["saving_share"] for r in mine]
         print(
             f"{policy:<16} passes {passed} of {len(mine)} members; worst overhead "
-            f"{worst['overhead_vs_random']:.2f} x random ({worst['shape']}, scale "
-            f"{worst['scale']}, seed {worst['seed']}); saving share {min(shares):.2f} to "
+            f"{worst['overhead_vs_random']:.2f} x random (95% interval over days "
+            f"{worst['overhead_vs_random_low']:.2f} to {worst['overhead_vs_random_high']:.2f}; "
+            f"{worst['shape']}, scale {worst['scale']}, seed {worst['seed']}); past "
+            f"{OVERHEAD_LIMIT} x beyond chance on {sure}; saving share "
+            f"{min(shares):.2f} to "
             f"{max(shares):.2f}{waits_past_random(mine, args.wait_bound)}"
         )
     return 0
@@ -253,19 +263,23 @@ def plot(table: list[dict[str, Any]], path: Path) -> None:
     for i, policy in enumerate(sorted({r["policy"] for r in table} - {"crystal"})):
         for shape, marker in markers.items():
             mine = [r for r in table if r["policy"] == policy and r["shape"] == shape]
-            ax.scatter(
-                [r["overhead_vs_random"] for r in mine],
-                [r["saving_share"] for r in mine],
-                color=f"C{i}",
-                marker=marker,
-                label=f"{policy}, {shape}",
-            )
+            x = np.array([r["overhead_vs_random"] for r in mine])
+            y = [r["saving_share"] for r in mine]
+            ax.scatter(x, y, color=f"C{i}", marker=marker, label=f"{policy}, {shape}")
+            spread = [
+                np.nan_to_num(x - [r["overhead_vs_random_low"] for r in mine]),
+                np.nan_to_num([r["overhead_vs_random_high"] for r in mine] - x),
+            ]
+            ax.errorbar(x, y, xerr=spread, fmt="none", ecolor=f"C{i}", alpha=0.4)
     ax.axvline(OVERHEAD_LIMIT, color="grey", linestyle="--", linewidth=1)
     ax.axhline(SHARE_TARGET, color="grey", linestyle="--", linewidth=1)
     ax.set(
         xlabel="mean overhead / random's",
         ylabel="share of the achievable saving\n(random - policy) / (random - crystal)",
     )
-    ax.set_title("Policies on differently shaped pools: the target is the upper-left box")
+    ax.set_title(
+        "Policies on differently shaped pools: the target is the upper-left box\n"
+        "(bars: the overhead's 95% interval, days resampled)"
+    )
     legend_outside(ax)
     save_plot(fig, path)

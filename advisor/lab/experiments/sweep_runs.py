@@ -16,6 +16,7 @@ import numpy as np
 
 from advisor.agent_files import with_agent
 from advisor.arg_types import count, output_directory, positive_number, whole_number
+from advisor.lab.experiments.day_bootstrap import overhead_by_day
 from advisor.lab.sweep.executors import add_executor_arguments, run_all
 from plugins.replicas.qos import QosBound
 from simulator.campus.job_book import DONE
@@ -30,6 +31,10 @@ from simulator.trace_model import SINGLE, Jobs, Trace
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+
+NOT_IN_CSV = ("months", "overhead_days")
+"""A run's figures that are series, for plots and intervals, not a table's cells."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ def run_task(task: Task) -> dict[str, Any]:
     result = replay(trace, policy, seed=task.seed, rules=rules)
     s = summarize(result)
     e = s["energy_mwh"]
+    submit, overhead = completed_overheads(result)
     row: dict[str, Any] = dict(task.labels)
     row.update(
         policy=task.policy,
@@ -128,20 +134,22 @@ def run_task(task: Task) -> dict[str, Any]:
         jobs_completed=s["jobs"]["completed"],
         months=[m["energy_mwh_total"] for m in s["months"]],
         **qos_failures(result),
-        **overhead_tail(result),
+        **overhead_tail(overhead),
+        overhead_days=overhead_by_day(submit, overhead, trace.start),
     )
     return row
 
 
-def overhead_tail(result: ReplayResult) -> dict[str, float]:
-    """The waits the mean hides: the 99th percentile and the longest, in minutes."""
+def completed_overheads(result: ReplayResult) -> tuple[np.ndarray, np.ndarray]:
+    """The completed jobs' submission times and overheads (s)."""
     book = result.book
     done = np.asarray(book.status) == DONE
-    overhead = (
-        np.asarray(book.finish)[done]
-        - np.asarray(book.submit_t)[done]
-        - np.asarray(book.runtime)[done]
-    )
+    submit = np.asarray(book.submit_t)[done]
+    return submit, np.asarray(book.finish)[done] - submit - np.asarray(book.runtime)[done]
+
+
+def overhead_tail(overhead: np.ndarray) -> dict[str, float]:
+    """The waits the mean hides: the 99th percentile and the longest, in minutes."""
     if not overhead.size:
         return {"overhead_p99_min": 0.0, "overhead_max_min": 0.0}
     return {
@@ -170,7 +178,7 @@ def run_tasks(tasks: Sequence[Task], args: argparse.Namespace, desc: str) -> lis
 
 def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    keys = [k for k in rows[0] if k != "months"]
+    keys = [k for k in rows[0] if k not in NOT_IN_CSV]
     with path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
         writer.writeheader()

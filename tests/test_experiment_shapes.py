@@ -31,8 +31,9 @@ def test_shapes_replays_each_member_in_the_layout_asked(tmp_path: Path, slots: s
         if row["policy"] == "crystal":
             assert float(row["saving_share"]) == 1.0
         assert float(row["energy_vs_random"]) > 0 and float(row["overhead_vs_random"]) > 0
-        low, high = float(row["overhead_vs_random_low"]), float(row["overhead_vs_random_high"])
-        assert low <= high or (math.isnan(low) and math.isnan(high))  # NaN: jobs on one day
+        for figure in ("overhead_vs_random", "saving_share"):
+            low, high = float(row[f"{figure}_low"]), float(row[f"{figure}_high"])
+            assert low <= high or (math.isnan(low) and math.isnan(high))  # NaN: jobs on one day
     assert (tmp_path / "shapes.png").stat().st_size > 1000
 
 

@@ -11,8 +11,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from advisor.agent_files import missing_agent, with_agent
 from advisor.arg_types import (
     comma_list,
@@ -22,14 +20,14 @@ from advisor.arg_types import (
     unreadable,
     whole_number,
 )
-from advisor.lab.experiments.day_bootstrap import ratio_interval
-from advisor.lab.experiments.sweep_runs import Task, run_tasks, save_plot, write_csv
+from advisor.lab.experiments.day_bootstrap import ratio_interval, share_interval
+from advisor.lab.experiments.shapes_plot import plot
+from advisor.lab.experiments.sweep_runs import Task, run_tasks, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
 from plugins.contract.policy import parse_options
 from plugins.contract.registry import policy_class, policy_for
 from simulator.campus.shapes import load_shapes
-from simulator.plotting import figure, legend_outside
 from simulator.trace_model import PARTITIONABLE, SINGLE, Jobs
 from simulator.traces import read_jobs
 
@@ -165,6 +163,9 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
             r = got[policy]
             saving = random["total_mwh"] - r["total_mwh"]
             low, high = ratio_interval(r["overhead_days"], random["overhead_days"])
+            share_low, share_high = share_interval(
+                r["energy_days"], random["energy_days"], crystal["energy_days"]
+            )
             out.append(
                 {
                     "shape": shape,
@@ -176,6 +177,8 @@ def compare(rows: list[dict[str, Any]], policies: list[str]) -> list[dict[str, A
                     "overhead_vs_random_low": low,
                     "overhead_vs_random_high": high,
                     "saving_share": saving / achievable if achievable > 0 else float("nan"),
+                    "saving_share_low": share_low,
+                    "saving_share_high": share_high,
                     "random_mwh": random["total_mwh"],
                     "random_overhead_min": random["overhead_min"],
                     "overhead_min": r["overhead_min"],
@@ -215,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     write_csv(rows, args.out / "shapes_runs.csv")
     table = compare(rows, policies)
     write_csv(table, args.out / "shapes.csv")
-    plot(table, args.out / "shapes.png")
+    plot(table, args.out / "shapes.png", OVERHEAD_LIMIT, SHARE_TARGET)
     for policy in policies:
         mine = [r for r in table if r["policy"] == policy]
         passed = sum(
@@ -224,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
         )
         worst = max(mine, key=lambda r: r["overhead_vs_random"])
         sure = sum(r["overhead_vs_random_low"] > OVERHEAD_LIMIT for r in mine)
+        short = sum(r["saving_share_high"] < SHARE_TARGET for r in mine)
         shares = [r["saving_share"] for r in mine]
         print(
             f"{policy:<16} passes {passed} of {len(mine)} members; worst overhead "
@@ -231,8 +235,8 @@ def run(args: argparse.Namespace) -> int:
             f"{worst['overhead_vs_random_low']:.2f} to {worst['overhead_vs_random_high']:.2f}; "
             f"{worst['shape']}, scale {worst['scale']}, seed {worst['seed']}); past "
             f"{OVERHEAD_LIMIT} x beyond chance on {sure}; saving share "
-            f"{min(shares):.2f} to "
-            f"{max(shares):.2f}{waits_past_random(mine, args.wait_bound)}"
+            f"{min(shares):.2f} to {max(shares):.2f}, below {SHARE_TARGET} beyond chance on "
+            f"{short}{waits_past_random(mine, args.wait_bound)}"
         )
     return 0
 
@@ -251,35 +255,3 @@ def waits_past_random(mine: list[dict[str, Any]], bound_h: float) -> str:
         if r["overhead_max_min"] > r["random_overhead_max_min"] + slack
     ]
     return f"; longest wait past random's by more than the bound: {', '.join(late) or 'none'}"
-
-
-def plot(table: list[dict[str, Any]], path: Path) -> None:
-    """Overhead against saving share, a point per member and policy: the target is the box
-    left of 1.05 x random's overhead and above 60% of the achievable saving."""
-    fig, ax = figure(8, 5)
-    markers = {
-        s: m for s, m in zip(sorted({r["shape"] for r in table}), "osD^v<>ph*", strict=False)
-    }
-    for i, policy in enumerate(sorted({r["policy"] for r in table} - {"crystal"})):
-        for shape, marker in markers.items():
-            mine = [r for r in table if r["policy"] == policy and r["shape"] == shape]
-            x = np.array([r["overhead_vs_random"] for r in mine])
-            y = [r["saving_share"] for r in mine]
-            ax.scatter(x, y, color=f"C{i}", marker=marker, label=f"{policy}, {shape}")
-            spread = [
-                np.nan_to_num(x - [r["overhead_vs_random_low"] for r in mine]),
-                np.nan_to_num([r["overhead_vs_random_high"] for r in mine] - x),
-            ]
-            ax.errorbar(x, y, xerr=spread, fmt="none", ecolor=f"C{i}", alpha=0.4)
-    ax.axvline(OVERHEAD_LIMIT, color="grey", linestyle="--", linewidth=1)
-    ax.axhline(SHARE_TARGET, color="grey", linestyle="--", linewidth=1)
-    ax.set(
-        xlabel="mean overhead / random's",
-        ylabel="share of the achievable saving\n(random - policy) / (random - crystal)",
-    )
-    ax.set_title(
-        "Policies on differently shaped pools: the target is the upper-left box\n"
-        "(bars: the overhead's 95% interval, days resampled)"
-    )
-    legend_outside(ax)
-    save_plot(fig, path)

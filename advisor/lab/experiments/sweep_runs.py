@@ -16,7 +16,7 @@ import numpy as np
 
 from advisor.agent_files import with_agent
 from advisor.arg_types import count, output_directory, positive_number, whole_number
-from advisor.lab.experiments.day_bootstrap import overhead_by_day
+from advisor.lab.experiments.day_bootstrap import by_day
 from advisor.lab.sweep.executors import add_executor_arguments, run_all
 from plugins.replicas.qos import QosBound
 from simulator.campus.job_book import DONE
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-NOT_IN_CSV = ("months", "overhead_days")
+NOT_IN_CSV = ("months", "overhead_days", "energy_days")
 """A run's figures that are series, for plots and intervals, not a table's cells."""
 
 
@@ -135,7 +135,15 @@ def run_task(task: Task) -> dict[str, Any]:
         months=[m["energy_mwh_total"] for m in s["months"]],
         **qos_failures(result),
         **overhead_tail(overhead),
-        overhead_days=overhead_by_day(submit, overhead, trace.start),
+        overhead_days=(
+            by_day(submit, overhead / 60.0, trace.start),
+            by_day(submit, np.ones(len(submit)), trace.start),
+        ),
+        energy_days=by_day(
+            np.asarray(result.book.submit_t),
+            np.asarray(result.book.good_wh) + np.asarray(result.book.wasted_wh),
+            trace.start,
+        ),
     )
     return row
 

@@ -21,6 +21,9 @@ LEVEL = 0.95
 Series = Sequence[float]
 """A sum per day of submission (0: the replay's first day)."""
 NO_INTERVAL = (float("nan"), float("nan"))
+MIN_DAYS = 20
+"""Fewer days than this give no interval: a percentile bootstrap over a few units understates
+the noise (over 3 days it cannot reach beyond the days' own ratios)."""
 
 
 def by_day(submit: np.ndarray, values: np.ndarray, start: float) -> list[float]:
@@ -31,13 +34,13 @@ def by_day(submit: np.ndarray, values: np.ndarray, start: float) -> list[float]:
 
 def _resampled(series: Sequence[Series], seed: int) -> np.ndarray | None:
     """Per resample, each series summed over the days drawn (the days where any is not 0, drawn
-    with replacement; the same draw for all); None without two such days."""
+    with replacement; the same draw for all); None with fewer than ``MIN_DAYS`` such days."""
     sums = np.zeros((len(series), max(len(s) for s in series)))
     for row, values in enumerate(series):
         sums[row, : len(values)] = values
     sums = sums[:, (sums != 0).any(axis=0)]
     days = sums.shape[1]
-    if days < 2:
+    if days < MIN_DAYS:
         return None
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(days, np.full(days, 1.0 / days), size=RESAMPLES).astype(float)

@@ -20,7 +20,7 @@ from advisor.arg_types import (
     unreadable,
     whole_number,
 )
-from advisor.lab.experiments.day_bootstrap import ratio_interval, share_interval
+from advisor.lab.experiments.day_bootstrap import MIN_DAYS, ratio_interval, share_interval
 from advisor.lab.experiments.shapes_plot import plot
 from advisor.lab.experiments.sweep_runs import Task, run_tasks, write_csv
 from advisor.lab.sweep.executors import add_executor_arguments
@@ -231,14 +231,21 @@ def run(args: argparse.Namespace) -> int:
         shares = [r["saving_share"] for r in mine]
         print(
             f"{policy:<16} passes {passed} of {len(mine)} members; worst overhead "
-            f"{worst['overhead_vs_random']:.2f} x random (95% interval over days "
-            f"{worst['overhead_vs_random_low']:.2f} to {worst['overhead_vs_random_high']:.2f}; "
+            f"{worst['overhead_vs_random']:.2f} x random ({interval(worst)}; "
             f"{worst['shape']}, scale {worst['scale']}, seed {worst['seed']}); past "
             f"{OVERHEAD_LIMIT} x beyond chance on {sure}; saving share "
             f"{min(shares):.2f} to {max(shares):.2f}, below {SHARE_TARGET} beyond chance on "
             f"{short}{waits_past_random(mine, args.wait_bound)}"
         )
     return 0
+
+
+def interval(row: dict[str, Any]) -> str:
+    """A row's overhead interval, as the summary line says it."""
+    low, high = row["overhead_vs_random_low"], row["overhead_vs_random_high"]
+    if math.isnan(low):
+        return f"no interval: jobs on fewer than {MIN_DAYS} days"
+    return f"95% interval over days {low:.2f} to {high:.2f}"
 
 
 def waits_past_random(mine: list[dict[str, Any]], bound_h: float) -> str:

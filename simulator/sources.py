@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from hashlib import blake2b
 from pathlib import Path
 
 import numpy as np
 
+from plugins.contract.job_ids import batch_of
 from simulator.campus.scenario import CampusConfig, generate_campus, load_campus_config
 from simulator.campus.shapes import load_shapes, shape_member
 from simulator.trace_model import DAY, Jobs, OwnerSessions, Trace
@@ -88,6 +90,26 @@ def jobs_in_period(trace: Trace, jobs: Jobs) -> tuple[Jobs, str]:
     return moved, (
         f"submissions moved {abs(weeks)} weeks {'earlier' if weeks < 0 else 'later'},"
         " into the machine trace's first week (each at its hour of the week)"
+    )
+
+
+def thinned(jobs: Jobs, scale: float) -> tuple[Jobs, str]:
+    """A share ``scale`` of the batches of ``jobs`` (a pool's history, its pool at scale 1), as
+    the campus's own jobs shrink with its machines; and what was done ("" at scale 1 or more: a
+    history is not grown). Whole batches are kept, since a batch's jobs share their fate, and
+    which ones hangs on a hash of the batch's id, so every replay of the file keeps the same.
+    ``replay --jobs`` does not thin: its file may come from a campus already at that scale."""
+    if scale >= 1 or not len(jobs):
+        return jobs, ""
+    batches = [batch_of(job) for job in jobs.job_id]
+    bar = scale * 2**64
+    kept_batches = {
+        b for b in set(batches) if int.from_bytes(blake2b(b.encode(), digest_size=8).digest()) < bar
+    }
+    keep = np.fromiter((b in kept_batches for b in batches), bool, len(batches))
+    return jobs.subset(keep), (
+        f"--scale {scale} kept {int(keep.sum())} of {len(jobs)} jobs"
+        f" ({len(kept_batches)} of {len(set(batches))} batches), as the machines shrink"
     )
 
 

@@ -200,6 +200,20 @@ class Jobs:
     def __len__(self) -> int:
         return len(self.submit)
 
+    def subset(self, keep: np.ndarray) -> Jobs:
+        """The jobs where ``keep`` (a boolean mask) is true, still in submit order."""
+        ids, users = self.job_id, self.user
+        return Jobs(
+            [ids[i] for i in np.flatnonzero(keep)],
+            [users[i] for i in np.flatnonzero(keep)],
+            self.submit[keep],
+            self.runtime[keep],
+            self.remove[keep],
+            self.replicable[keep],
+            self.cpus[keep],
+            self.memory_mb[keep],
+        )
+
     def never_finishes(self) -> np.ndarray:
         return ~np.isfinite(self.runtime)
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import csv
 import math
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from advisor.cli import main
+from simulator.sources import thinned
+from simulator.trace_model import Jobs
 
 
 @pytest.mark.parametrize("slots", ["single", "partitionable"])
@@ -140,7 +144,7 @@ def test_a_pools_own_jobs_replace_every_members_and_another_file_is_replayed_ane
 ) -> None:
     # an administrator replays their history (`trace history`) on every shape: the file's jobs,
     # from years before the campus, are moved into each member's first week and replayed there
-    args = ["experiment", "shapes", "--shapes", "small-college,campus", "--scales", "0.03"]
+    args = ["experiment", "shapes", "--shapes", "small-college,campus", "--scales", "1"]
     args += ["--seeds", "1", "--days", "7", "--policies", "frugal", "--workers", "1"]
     jobs = tmp_path / "jobs.csv"
     rows = ["submit,job_id,user,runtime,remove", "1262592000,1.0,alice,3600,"]
@@ -159,15 +163,34 @@ def test_a_pools_own_jobs_replace_every_members_and_another_file_is_replayed_ane
     jobs.write_text("\n".join(rows[:2]) + "\n")
     assert main([*args, "--jobs", str(jobs), "--out", str(out)]) == 0
     assert submitted(out) == {(s, p, "1") for s, p in every}
-    assert main([*args, "--out", str(tmp_path / "own")]) == 0
+    # at scale 0.03 a share of the file's batches is kept, and none of these two
+    assert main([*args[:5], "0.03", *args[6:], "--out", str(tmp_path / "own")]) == 0
     assert all(int(n) > 3 for _, _, n in submitted(tmp_path / "own"))
     capsys.readouterr()
     for text, said in (
         ("submit,job_id,user,runtime,remove\n", "lists no jobs"),
         ("submit,job_id,user,runtime,remove\n12,1.0,alice,abc,\n", "jobs.csv:2: field 'runtime'"),
+        ("\n".join(rows[:2]) + "\n", "has no job left at scale 0.03; give a larger --scales"),
     ):
         jobs.write_text(text)
-        assert main([*args, "--jobs", str(jobs), "--out", str(tmp_path / "x")]) == 2
+        scales = ["--scales", "1,0.03"]
+        assert main([*args, *scales, "--jobs", str(jobs), "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_scale_keeps_that_share_of_a_historys_batches_whole_and_always_the_same() -> None:
+    ids = [f"{cluster}.{proc}@ap1" for cluster in range(1, 2001) for proc in range(3)]
+    jobs = Jobs(ids, ["u"] * len(ids), np.arange(len(ids), dtype=float), *(np.ones(len(ids)),) * 2)
+    kept, note = thinned(jobs, 0.25)
+    clusters = Counter(job.split(".")[0] for job in kept.job_id)
+    assert 400 < len(clusters) < 600 and set(clusters.values()) == {3}  # whole batches
+    assert np.all(np.diff(kept.submit) > 0) and kept.job_id == thinned(jobs, 0.25)[0].job_id
+    assert (
+        note
+        == f"--scale 0.25 kept {len(kept)} of 6000 jobs ({len(clusters)} of 2000 batches)"
+        + (", as the machines shrink")
+    )
+    assert set(thinned(jobs, 0.5)[0].job_id) >= set(kept.job_id)  # a larger scale keeps more
+    assert thinned(jobs, 1.0) == (jobs, "")

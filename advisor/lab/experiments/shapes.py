@@ -28,6 +28,7 @@ from plugins.contract.config_checks import ConfigError
 from plugins.contract.policy import parse_options
 from plugins.contract.registry import policy_class, policy_for
 from simulator.campus.shapes import load_shapes
+from simulator.sources import thinned
 from simulator.trace_model import PARTITIONABLE, SINGLE, Jobs
 from simulator.traces import read_jobs
 
@@ -100,9 +101,10 @@ def members(args: argparse.Namespace) -> list[tuple[str, str, float, int]]:
     ]
 
 
-def own_jobs(path: Path | None) -> tuple[Jobs | None, str]:
+def own_jobs(path: Path | None, scales: list[float]) -> tuple[Jobs | None, str]:
     """The jobs of ``--jobs``, read (a bad file: one located line) before any replay, and a
-    digest of the file that names them in each task's id, so another file is replayed anew."""
+    digest of the file that names them in each task's id, so another file is replayed anew.
+    Each scale below 1 keeps that share of the file's batches (``simulator.sources.thinned``)."""
     if path is None:
         return None, ""
     problem = unreadable(path)
@@ -112,6 +114,14 @@ def own_jobs(path: Path | None) -> tuple[Jobs | None, str]:
     if not len(jobs):
         raise ConfigError(f"--jobs: {path} lists no jobs; give a file with at least one")
     print(f"{path}: {len(jobs)} jobs, replayed on every member in place of its own")
+    for scale in scales:
+        kept, note = thinned(jobs, scale)
+        if not len(kept):
+            raise ConfigError(
+                f"--jobs: {path} has no job left at scale {scale}; give a larger --scales"
+            )
+        if note:
+            print(f"{path}: {note}")
     return jobs, hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
@@ -195,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     policies = [p for p in args.policies.split(",") if p not in BASELINES]
     bound = args.wait_bound * 3600.0 if args.wait_bound > 0 else None
     options = policy_options(args.set, policies)
-    jobs, digest = own_jobs(args.jobs)
+    jobs, digest = own_jobs(args.jobs, args.scales)
     tasks = [
         Task(
             policy,

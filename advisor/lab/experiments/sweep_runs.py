@@ -26,7 +26,7 @@ from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.campus.shapes import load_shapes, shape_member
 from simulator.campus.summary import summarize
 from simulator.plotting import save
-from simulator.sources import jobs_in_period
+from simulator.sources import jobs_in_period, thinned
 from simulator.trace_model import SINGLE, Jobs, Trace
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def run_task(task: Task) -> dict[str, Any]:
         task.scale, task.days, task.seed, task.replicable, task.slots, task.shape, task.shape_spec
     )
     if task.jobs is not None:  # a new Trace: the cached member stays as generated
-        trace = replace(trace, jobs=jobs_in_period(trace, task.jobs)[0])
+        trace = replace(trace, jobs=jobs_in_period(trace, thinned(task.jobs, task.scale)[0])[0])
     options = with_agent(task.policy, dict(task.options))  # agent=nasa: the file's contents
     policy = build_policy(task.policy, trace, options, seed=task.seed)
     rules = PoolRules(wait_bound_s=task.wait_bound_s, job_edits=task.job_edits)

@@ -2,12 +2,14 @@
 a user on the central manager with the installation shared to every host at the same path.
 
 The sweep gives the local run's CSV byte for byte, its jobs ran on the execute points, an
-interrupted sweep resumes with only its unfinished tasks, and a task that fails ends the sweep
-with its error.
+interrupted sweep resumes with only its unfinished tasks, a task that fails ends the sweep with
+its error, and a pool's own jobs (``experiment shapes --jobs``) travel inside each task.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -66,15 +68,18 @@ def pool() -> Iterator[HostsPool]:
         yield pool
 
 
-def advisor(pool: HostsPool, out: str, *args: str) -> list[str]:
+def advisor(pool: HostsPool, out: str, *args: str, experiment: list[str] = LEVELS) -> list[str]:
     """``htcondor-advisor`` run by the user ``tester`` on the central manager."""
-    command = [f"{sys.prefix}/bin/htcondor-advisor", *LEVELS, "--out", str(HOME / out), *args]
+    command = [f"{sys.prefix}/bin/htcondor-advisor", *experiment, "--out", str(HOME / out), *args]
     return pool.command(CM, ["sh", "-c", 'cd && exec "$@"', "sh", *command], user="tester")
 
 
-def finish(pool: HostsPool, out: str, *args: str) -> subprocess.CompletedProcess[str]:
+def finish(
+    pool: HostsPool, out: str, *args: str, experiment: list[str] = LEVELS
+) -> subprocess.CompletedProcess[str]:
     started = time.monotonic()
-    run = subprocess.run(advisor(pool, out, *args), capture_output=True, text=True, timeout=600)
+    command = advisor(pool, out, *args, experiment=experiment)
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
     print(f"{out}: {time.monotonic() - started:.1f} s wall, exit {run.returncode}")
     return run
 
@@ -167,3 +172,35 @@ def test_a_failing_task_ends_the_sweep_with_its_error(pool: HostsPool) -> None:
     (line,) = [x for x in run.stderr.splitlines() if x.startswith("htcondor-advisor")]
     assert "4 of 5 tasks failed" in line
     assert "option sigma='-1.0': must be between 0 and 1" in line
+
+
+def test_a_pools_own_jobs_travel_inside_each_task_to_the_execute_points(pool: HostsPool) -> None:
+    # `experiment shapes --jobs`: the file is read on the central manager only; each task
+    # carries its jobs to an execute point (the hosts share one chroot here, so the tasks are
+    # checked not to name the file: a site's execute points need not see it)
+    jobs = HOME / "history-jobs.csv"
+    rows = ["submit,job_id,user,runtime,remove", "1262592000,1.0,alice,3600,"]
+    rows += ["1262592060,1.1,alice,3600,", "1262595000,2.0,bob,,1262599000"]
+    pool.host_path(str(jobs)).write_text("\n".join(rows) + "\n")
+    shapes = ["experiment", "shapes", "--shapes", "campus", "--scales", "1", "--seeds", "1"]
+    shapes += ["--days", "7", "--policies", "frugal", "--jobs", str(jobs)]
+    local = finish(pool, "shapes-local", "--workers", "2", experiment=shapes)
+    assert local.returncode == 0, local.stderr
+    pooled = finish(pool, "shapes-pooled", *ON_POOL, experiment=shapes)
+    assert pooled.returncode == 0, pooled.stderr
+    assert "submitting 3 of 3 tasks (0 done)" in pooled.stdout
+    tables = [
+        pool.host_path(str(HOME / out / "shapes_runs.csv")).read_text()
+        for out in ("shapes-local", "shapes-pooled")
+    ]
+    assert tables[0] == tables[1]
+    runs = list(csv.DictReader(io.StringIO(tables[1])))
+    assert {(r["policy"], r["jobs_submitted"]) for r in runs} == {
+        ("random", "3"),
+        ("crystal", "3"),
+        ("frugal", "3"),
+    }  # the file's three jobs, not the member's own
+    hosts = {task["host"].split("@")[-1] for task in sweep(pool, "shapes-pooled")}
+    assert hosts <= {f"ep1.{DOMAIN}", f"ep2.{DOMAIN}"}, hosts
+    tasks = list(pool.host_path(str(HOME / "shapes-pooled/sweep")).glob("*/task.pickle"))
+    assert len(tasks) == 3 and not any(jobs.name.encode() in t.read_bytes() for t in tasks)

@@ -202,10 +202,10 @@ class Jobs:
 
     def subset(self, keep: np.ndarray) -> Jobs:
         """The jobs where ``keep`` (a boolean mask) is true, still in submit order."""
-        ids, users = self.job_id, self.user
+        kept = np.flatnonzero(keep)
         return Jobs(
-            [ids[i] for i in np.flatnonzero(keep)],
-            [users[i] for i in np.flatnonzero(keep)],
+            [self.job_id[i] for i in kept],
+            [self.user[i] for i in kept],
             self.submit[keep],
             self.runtime[keep],
             self.remove[keep],

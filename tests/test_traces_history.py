@@ -212,3 +212,23 @@ def test_a_history_from_another_year_runs_in_the_first_week_at_its_hours_of_the_
     write_jobs(own.jobs, tmp_path / "own.csv")
     again, notes = assemble(_campus_week(tmp_path / "own.csv"))
     assert np.array_equal(again.jobs.submit, own.jobs.submit) and not notes
+
+
+def test_condor_history_given_as_a_jobs_csv_is_told_how_to_convert_it(tmp_path: Path) -> None:
+    # an administrator who hands `replay --jobs` the history itself is told the command to run
+    forms = {
+        "long": LONG,
+        "json": "[\n" + "\n,\n".join(_as_json_objects()) + "\n]\n",
+        "jsonl": "".join(o.replace("\n", "") + "\n" for o in _as_json_objects()),
+        "xml": '<?xml version="1.0"?>\n<classads>\n</classads>\n',
+        "af": "ClusterId ProcId Owner QDate\n1 0 alice 1700000000\n",
+    }
+    for form, text in forms.items():
+        path = tmp_path / form
+        path.write_text(text)
+        with pytest.raises(TraceError, match=r"^[^\n]*:1: .*trace history FILE --out DIR"):
+            read_jobs(path)
+    wrong = tmp_path / "jobs.csv"  # a jobs CSV with a mistake is not sent to condor_history
+    wrong.write_text("submit,job,user,runtime,remove\n")
+    with pytest.raises(TraceError, match=r"unknown column, got 'job'$"):
+        read_jobs(wrong)

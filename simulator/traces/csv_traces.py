@@ -9,6 +9,7 @@ Readers validate everything they return (a replay on a half-read trace is worse 
 
 from __future__ import annotations
 
+import re
 from itertools import repeat
 
 import numpy as np
@@ -30,6 +31,12 @@ JOB_OPTIONAL = ("replicable", "cpus", "memory_mb")
 RUNTIME_EXPECTED = "a non-negative number of seconds (empty: never finishes)"
 CPUS_EXPECTED = f"a whole number of cores >= 1 (empty: {DEFAULT_CPUS})"
 MEMORY_EXPECTED = f"a number of MB > 0 (empty: {DEFAULT_MEMORY_MB:g})"
+HISTORY_LOOK = re.compile(r"^\s*(\[|\{|<|\w+ = )|\b(QDate|ClusterId|GlobalJobId)\b")
+"""The first line of ``condor_history`` output: -json, -jsonl, -xml, -long, -af:h."""
+HISTORY_HINT = (
+    " (not condor_history output: convert that first with"
+    " `htcondor-advisor trace history FILE --out DIR`)"
+)
 
 
 def read_owner_sessions(path: Path_, inventory: Inventory) -> OwnerSessions:
@@ -68,7 +75,12 @@ def write_owner_sessions(sessions: OwnerSessions, inventory: Inventory, path: Pa
 
 def read_jobs(path: Path_) -> Jobs:
     """Jobs sorted by submit (stable); ids unique; a never-finishing job needs a remove time."""
-    cols, lines = read_table(path, JOB_COLUMNS, JOB_OPTIONAL)
+    try:
+        cols, lines = read_table(path, JOB_COLUMNS, JOB_OPTIONAL)
+    except TraceError as exc:  # a pool's condor_history given as it is: say how to convert it
+        if exc.line != 1 or exc.got is None or not HISTORY_LOOK.search(exc.got):
+            raise
+        raise TraceError(path, 1, exc.field, exc.expected + HISTORY_HINT, exc.got) from None
     submit = parse_times(cols["submit"], path, lines, "submit")
     runtime_col, no_runtime = _blank_to_zero(cols["runtime"])
     runtime = parse_floats(runtime_col, path, lines, "runtime", RUNTIME_EXPECTED, minimum=0.0)

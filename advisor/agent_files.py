@@ -49,8 +49,10 @@ def read_npz(path: Path) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, An
                 prefix, _, name = key.partition("_")
                 if name:
                     groups.setdefault(prefix, {})[name] = data[key]
-    except (OSError, ValueError, KeyError) as exc:
-        raise FileNotFoundError(f"{path}: not an agent written by train-power ({exc})") from None
+    except (OSError, ValueError, KeyError):  # numpy's own words suggest unsafe loading
+        raise FileNotFoundError(
+            f"{path}: not an agent written by train-power (no .npz of its arrays and record)"
+        ) from None
     return groups, meta
 
 
@@ -76,7 +78,7 @@ def missing_agent(policy: str, options: Mapping[str, Any]) -> str | None:
             f"name ({names}); train one with htcondor-advisor train-power"
         )
     try:
-        agent_path(str(value))
+        read_agent(str(value))
     except FileNotFoundError as exc:
         return str(exc)
     return None

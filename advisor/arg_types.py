@@ -6,7 +6,9 @@ outputs are written)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -83,9 +85,14 @@ def whole_percent(text: str) -> int:
 
 
 def output_directory(text: str) -> Path:
-    """``--out``: a directory, made when missing; a file in its place is refused before the work
-    whose outputs could then not be written."""
+    """``--out``: a directory to be made when missing. A place that cannot be written (a file in
+    the way, no permission, a read-only file system) is refused here, before the work whose
+    outputs would then be lost; a directory made to try it is removed again, so a command that
+    fails later leaves nothing behind."""
+    if not text:
+        raise argparse.ArgumentTypeError("must name a directory, got ''")
     path = Path(text)
+    missing = []
     for part in (path, *path.parents):
         if part.exists():
             if not part.is_dir():
@@ -93,6 +100,20 @@ def output_directory(text: str) -> Path:
                     f"{part} is a file, not a directory; name a directory (made if missing)"
                 )
             break
+        missing.append(part)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".htcondor-advisor-probe-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as error:
+        raise argparse.ArgumentTypeError(
+            f"cannot write in {path} ({error.strerror}); name a directory you can write"
+        ) from None
+    finally:
+        for part in missing:  # the deepest first
+            with contextlib.suppress(OSError):
+                part.rmdir()
     return path
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -27,6 +28,7 @@ COMMANDS = {  # name: (module in advisor.commands, one-line help)
     "train-power": ("train_power", "train the or-ppo power agent (paper 001)"),
     "train-idle": ("train_idle", "train and store idle-time models (paper 004)"),
 }
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 USER_ERRORS = (  # (module, class): a mistake the user can fix, shown as one line
     ("builtins", "FileNotFoundError"),
     ("plugins.contract.policy", "OptionError"),
@@ -56,7 +58,13 @@ def build_parser(chosen: str | None) -> argparse.ArgumentParser:
         prog="htcondor-advisor",
         description="Energy-aware, learning scheduling advice for HTCondor pools.",
     )
-    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default="INFO",
+        help=", ".join(LOG_LEVELS),
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary) in COMMANDS.items():
         command = sub.add_parser(name, help=summary, description=summary)
@@ -70,11 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(chosen_command(words)).parse_args(words)
     logging.basicConfig(
         stream=sys.stderr,
-        level=args.log_level.upper(),
+        level=args.log_level,
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
         return int(args.handler(args) or 0)
+    except BrokenPipeError:  # the reader left (`| head`): not an error of ours to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if not isinstance(exc, user_errors()):
             raise

@@ -5,6 +5,7 @@ files, an SWF job log, or an FTA availability trace (machines that come and go).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from hashlib import blake2b
 from pathlib import Path
@@ -113,6 +114,21 @@ def thinned(jobs: Jobs, scale: float) -> tuple[Jobs, str]:
     )
 
 
+def _period(trace: Trace, days: int | None) -> None:
+    """A trace file's period: from its first dated event (an owner's login, a node going down or
+    a job's submission, whichever comes first: a job before the first login does not wait for
+    it), for ``days`` or until a day after its last."""
+    first = float(trace.jobs.submit.min()) if len(trace.jobs) else math.inf
+    trace.start = min(trace.start, first)
+    if not math.isfinite(trace.start):
+        raise SourceError("nothing dated to replay: the owner sessions and the jobs are empty")
+    last = max(
+        float(trace.jobs.submit.max()) if len(trace.jobs) else trace.start,
+        float(trace.owners.logout.max()) if len(trace.owners) else trace.start,
+    )
+    trace.end = trace.start + days * DAY if days else last + DAY
+
+
 def shaped(config: CampusConfig, spec: SourceSpec) -> CampusConfig:
     """``config`` as the member of ``spec.shape`` its seed draws (unchanged without a shape)."""
     if spec.shape is None:
@@ -141,18 +157,20 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
             raise SourceError("--machines needs --owners F and a job source (--jobs F or --swf F)")
         inventory = read_inventory(spec.machines)
         owners = read_owner_sessions(spec.owners, inventory)
-        start = float(owners.login[0]) if len(owners) else 0.0
+        start = float(owners.login[0]) if len(owners) else math.inf
         trace = Trace(inventory, owners, Jobs([], [], *(np.empty(0),) * 3), start, start)
     else:
         assert spec.fta is not None
         inventory, down = fta_unavailability(read_fta(spec.fta), limit=spec.fta_nodes)
-        start = float(down.start.min()) if len(down.start) else 0.0
+        if not inventory.machines:
+            raise SourceError(f"{spec.fta}: no node in it; an FTA event_trace.tab lists nodes")
+        start = float(down.start.min()) if len(down.start) else math.inf
         trace = Trace(
             inventory, OwnerSessions.empty(), Jobs([], [], *(np.empty(0),) * 3), start, start, down
         )
     if spec.jobs is not None:
         trace.jobs = read_jobs(spec.jobs)
-        if spec.machines is None:
+        if spec.machines is None and math.isfinite(trace.start):
             trace.jobs, moved = jobs_in_period(trace, trace.jobs)
             if moved:
                 notes.append(f"{spec.jobs}: {moved}")
@@ -160,7 +178,7 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         jobs, dropped = swf_jobs(read_swf(spec.swf), skip_unknown_runtime=True)
         if dropped:
             notes.append(f"{spec.swf}: {dropped} jobs without a run time (SWF -1) left out")
-        trace.jobs = _shift(jobs, trace.start)
+        trace.jobs = _shift(jobs, trace.start if math.isfinite(trace.start) else 0.0)
         notes.append(f"{spec.swf}: submissions shifted to start with the machine trace")
     elif spec.scenario is None:
         raise SourceError("no job source: add --jobs F or --swf F")
@@ -168,9 +186,11 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         machines = trace.inventory.machines
         trace.inventory.machines = [dataclasses.replace(m, slots=spec.slots) for m in machines]
     if spec.scenario is None:
-        last = max(
-            float(trace.jobs.submit.max()) if len(trace.jobs) else trace.start,
-            float(trace.owners.logout.max()) if len(trace.owners) else trace.start,
+        _period(trace, spec.days)
+    late = int((trace.jobs.submit >= trace.end).sum())
+    if late:
+        notes.append(
+            f"{late} of {len(trace.jobs)} jobs are submitted after the period's end, so"
+            " left out (a longer --days keeps them)"
         )
-        trace.end = trace.start + spec.days * DAY if spec.days else last + DAY
     return trace, notes

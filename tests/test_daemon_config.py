@@ -121,6 +121,49 @@ def test_oracle_policy_refused_for_a_live_pool(tmp_path: Path) -> None:
     assert main(["run", "--config", str(path), "--policy", "crystal"]) == 2
 
 
+@pytest.mark.parametrize(
+    ("policy", "said"),
+    [
+        ({"name": "crystal"}, "policy.name: 'crystal' reads the future; only a simulated pool"),
+        (
+            {"name": "or-ppo", "options": {"agent": "runs/agent.npz"}},
+            "policy.options.agent: 'runs/agent.npz' is a relative path, and the daemon runs from /",
+        ),
+        (
+            {"name": "or-ppo", "options": {"agent": "/etc/hostname"}},
+            "policy.options.agent: /etc/hostname: not an agent written by train-power (no .npz",
+        ),
+    ],
+)
+def test_check_config_refuses_what_run_would_refuse(
+    policy: dict, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # each passed check-config (the unit's ExecStartPre), and then the daemon refused to start
+    path = tmp_path / "a.yaml"
+    path.write_text(yaml.safe_dump({"pool": CONDOR, "policy": policy}))
+    assert main(["check-config", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0] and "allow_pickle" not in err[0]
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (
+            {"publish": {"advice_lifetime": "30s"}},
+            "publish.advice_lifetime: 30 s is not longer than publish.interval (60 s)",
+        ),
+        ({"publish": {"interval": "0.5s"}}, "publish.interval: must be a duration from 1s"),
+        ({"learning": {"observe_interval": 0.001}}, "learning.observe_interval: must be a dur"),
+    ],
+)
+def test_timings_that_cannot_work_are_refused(raw: dict, said: str) -> None:
+    # advice that lapses before its renewal leaves the pool flickering between advised and not
+    with pytest.raises(ConfigError) as info:
+        check_config({"pool": SIM, **raw})
+    assert said in str(info.value)
+
+
 def test_yaml_syntax_error_names_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("pool:\n  kind: sim\n  days: [1,\n")
@@ -263,7 +306,7 @@ def test_policy_options_are_checked_against_their_type(monkeypatch: pytest.Monke
         def advise(self, view: Any, now: float) -> Any:
             raise NotImplementedError
 
-    monkeypatch.setattr("advisor.daemon.config.policy_class", lambda name: Tuned)
+    monkeypatch.setattr("advisor.daemon.config_policy.policy_class", lambda name: Tuned)
 
     def options(**values: Any) -> dict[str, Any]:
         return check_config({"pool": SIM, "policy": {"options": values}}).policy["options"]

@@ -123,7 +123,7 @@ def test_a_reloaded_advice_lifetime_applies_from_the_next_cycle(tmp_path: Path) 
     config = tmp_path / "advisor.yaml"
     config.write_text(
         "pool: {kind: condor, collector: 'cm:9618'}\n"
-        "publish: {listen: '127.0.0.1:0', advice_lifetime: 60}\n"
+        "publish: {listen: '127.0.0.1:0', advice_lifetime: 60, interval: 30}\n"
         f"state: {{directory: '{tmp_path}'}}\n"
     )
     assert daemon.reload(config, {}, None)

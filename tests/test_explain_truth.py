@@ -286,3 +286,30 @@ def test_a_snapshot_explains_a_cluster_bandit_machine_as_the_daemon_does(
     assert saved["policy_says"]["cluster c1"]["q' by class"] == {"0": 1.0}
     assert saved["published"] == live["published"] and saved["job_classes"] == live["job_classes"]
     assert saved_text == live_text
+
+
+def test_explain_says_which_arm_a_machine_of_the_control_group_serves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a control machine's AdvisorHold was shown as keeping every job off, though control jobs
+    # ignore it, and AdvisorControl was left out of what explain says is published
+    raw = {
+        "pool": {"kind": "condor", "collector": "cm:9618"},
+        "publish": {"listen": "127.0.0.1:0", "advice_lifetime": 3 * HOUR},
+        "state": {"directory": str(tmp_path / "state")},
+        "control": {"percent": 50},
+    }
+    pool = ClusterPool(dict.fromkeys(("open0", "ranked-off", "held", "plain"), "lab"))
+    daemon = Daemon(check_config(raw), Classes(PolicyContext({})), pool, [], lambda: NOW)
+    daemon.host.cycle(NOW)
+    arms = {}
+    with serving(daemon) as base:
+        for machine in ("open0", "ranked-off", "held", "plain"):
+            data = json.loads(get(f"{base}/explain/{machine}")[1])
+            assert attribute_lines(data["published"]) == get(f"{base}/advice/{machine}")[1]
+            arms[machine] = (data["published"]["AdvisorControl"], data["job_classes"]["arm"])
+            text = explain(capsys, machine, "--url", base)[1]
+            said = "takes control jobs only" if arms[machine][0] else "treated jobs only"
+            assert said in text and "AdvisorControl" in text
+    assert sorted(control for control, _ in arms.values()) == [False, False, True, True]
+    assert all(control == (arm == "control") for control, arm in arms.values())

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from advisor.condor.journal import Journal, read_events
+from advisor.condor.journal import Journal
 from advisor.daemon.config import check_config
 from advisor.daemon.fields import ConfigError
 from advisor.daemon.runtime import Daemon
 from advisor.daemon.state_store import StateStore, private_directory, read_snapshot
+from advisor.lab.journal_read import read_events
 from advisor.ports import Observation
 from plugins.contract.advice import Advice
 from plugins.contract.events import OwnerSessionStarted

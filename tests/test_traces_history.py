@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -232,3 +233,92 @@ def test_condor_history_given_as_a_jobs_csv_is_told_how_to_convert_it(tmp_path: 
     wrong.write_text("submit,job,user,runtime,remove\n")
     with pytest.raises(TraceError, match=r"unknown column, got 'job'$"):
         read_jobs(wrong)
+
+
+def _history_error(files: list[Path], out: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """``trace history`` refuses ``files`` (exit 2) in one line: that line."""
+    assert main(["trace", "history", *map(str, files), "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    return line
+
+
+XML = """\
+<?xml version="1.0"?>
+<!DOCTYPE classads SYSTEM "classads.dtd">
+<classads>
+<c>
+    <a n="ClusterId"><i>1</i></a>
+    <a n="ProcId"><i>0</i></a>
+    <a n="Owner"><s>alice</s></a>
+    <a n="QDate"><i>1700000000</i></a>
+    <a n="JobStatus"><i>4</i></a>
+    <a n="CommittedTime"><i>100</i></a>
+</c>
+<c>
+    <a n="ClusterId"><i>2</i></a>
+    <a n="ProcId"><i>0</i></a>
+    <a n="Owner"><s>bob</s></a>
+    <a n="QDate"><i>1700000000</i></a>
+    <a n="JobStatus"><i>4</i></a>
+    <a n="CommittedTime"><i>100</i></a>
+</c>
+</classads>
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("garbage\n", r"history: expected condor_history job ads \(condor_history -json > FILE"),
+        ("[]\n", r"history: expected condor_history job ads .*got 'no job ad'"),
+        ("[\n", r"history:1: expected condor_history -json output that ends with '\]'"),
+        (XML[: XML.index("<i>100")], r"history:\d+: .*-xml output that ends with '</classads>'"),
+        (XML[: XML.rindex("</classads>")], r"history:19: .*-xml output that ends with"),
+        (
+            "000 (001.000.000) 2024-01-01 10:00:00 Job submitted from host: <10.0.0.1:9618>\n...\n",
+            r"history:1: expected condor_history output, and this is a job event log",
+        ),
+        ("...\n001 (001.000.000) 2024-01-01 10:00:05 Job executing on host\n", r"job event log"),
+    ],
+    ids=["garbage", "empty array", "cut -json", "cut -xml", "-xml without end", "log", "log..."],
+)
+def test_a_history_without_a_whole_job_ad_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
+    path = tmp_path / "history"
+    path.write_text(text)
+    assert re.search(expected, _history_error([path], tmp_path / "out", capsys))
+
+
+def test_a_whole_xml_history_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "history.xml"
+    path.write_text(XML)
+    assert main(["trace", "history", str(path), "--out", str(tmp_path / "out")]) == 0
+    assert read_jobs(tmp_path / "out" / "jobs.csv").job_id == ["1.0", "2.0"]
+
+
+def test_a_directory_is_not_a_history_and_no_file_counts_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _history_error([tmp_path], tmp_path / "out", capsys)
+    assert "not a directory: name the files in it" in line
+    table = tmp_path / "a.csv"  # without ids, a job listed twice cannot be told from two alike
+    table.write_text(
+        "Owner QDate CompletionDate RemoteWallClockTime\nann 1 200 100\nann 1 200 100\n"
+    )
+    (tmp_path / "link.csv").symlink_to(table)
+    line = _history_error([table, tmp_path / "link.csv"], tmp_path / "out", capsys)
+    assert line.endswith(f"link.csv: expected each history file named once (it is also {table})")
+    assert not (tmp_path / "out" / "jobs.csv").exists()
+    assert main(["trace", "history", str(table), "--out", str(tmp_path / "out")]) == 0
+    assert len(read_jobs(tmp_path / "out" / "jobs.csv")) == 2
+
+
+def test_a_global_job_id_names_a_job_without_cluster_id_in_every_file(tmp_path: Path) -> None:
+    header = "GlobalJobId Owner QDate CompletionDate RemoteWallClockTime NumJobStarts\n"
+    row = "ap1#7.{}#1 ann 1 200 100 1\n"
+    one, rotated = tmp_path / "history", tmp_path / "history.old"
+    one.write_text(header + row.format(0) + row.format(1))
+    rotated.write_text(header + row.format(1))  # the same job 7.1, in the rotated file too
+    assert main(["trace", "history", str(one), str(rotated), "--out", str(tmp_path)]) == 0
+    assert read_jobs(tmp_path / "jobs.csv").job_id == ["7.0@ap1", "7.1@ap1"]

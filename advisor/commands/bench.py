@@ -7,7 +7,7 @@ import resource
 import time
 from typing import TYPE_CHECKING
 
-from advisor.commands.replay import run_replay
+from advisor.commands.replay import add_pool_args, run_replay
 from advisor.commands.sources_args import add_source_args
 
 if TYPE_CHECKING:
@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("what", choices=["replay"])
     add_source_args(parser)
-    parser.add_argument("--policy", default="random")
-    parser.add_argument("--set", action="append", metavar="KEY=VALUE")
+    add_pool_args(parser)
     parser.set_defaults(handler=run, no_progress=True)
 
 

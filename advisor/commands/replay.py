@@ -19,11 +19,19 @@ log = logging.getLogger("htcondor_advisor.replay")
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_source_args(parser)
-    parser.add_argument("--policy", default="random", help="a policy serving the campus model")
-    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
+    add_pool_args(parser)
     parser.add_argument(
         "--out", type=output_directory, required=True, help="directory for the outputs"
     )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.set_defaults(handler=run)
+
+
+def add_pool_args(parser: argparse.ArgumentParser) -> None:
+    """The policy and the pool's rules of a replay (``run_replay`` reads them all), shared with
+    ``bench replay`` so that it measures the replay a user runs."""
+    parser.add_argument("--policy", default="random", help="a policy serving the campus model")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
     parser.add_argument(
         "--wait-bound",
         type=hours_as_seconds,
@@ -53,8 +61,6 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="as a pool where the daemon does not edit jobs (pool.edit_jobs false, the default): "
         "no per-job advice, and a job's class is its last attempt's hours, not its longest",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    parser.set_defaults(handler=run)
 
 
 @contextmanager

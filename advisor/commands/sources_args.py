@@ -28,7 +28,7 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--shapes-file", type=Path, help="YAML of your own pool shapes")
     group.add_argument("--days", type=count, help="days to simulate (scenario default: 365)")
     group.add_argument(
-        "--scale", type=positive_number, default=1.0, help="shrink machines, sessions, jobs"
+        "--scale", type=positive_number, help="shrink the campus's machines, sessions, jobs (1)"
     )
     group.add_argument("--seed", type=whole_number, default=1, help="scenario and tie-break seed")
     group.add_argument("--machines", type=Path, help="inventory YAML")
@@ -49,13 +49,14 @@ def source_spec(args: argparse.Namespace) -> SourceSpec:
     from simulator.sources import SourceSpec
 
     check_input_files(args)
+    check_combination(args)
     return SourceSpec(
         scenario=args.scenario,
         scenario_config=args.scenario_config,
         shape=args.shape,
         shapes_file=args.shapes_file,
         days=args.days,
-        scale=args.scale,
+        scale=1.0 if args.scale is None else args.scale,
         seed=args.seed,
         machines=args.machines,
         owners=args.owners,
@@ -79,3 +80,29 @@ def check_input_files(args: argparse.Namespace) -> None:
         problem = unreadable(path)
         if problem:
             raise SourceError(f"--{name.replace('_', '-')}: {problem}")
+
+
+NEEDS = (  # (option, the options it is read with, what to do): an option the sources ignore
+    ("scenario_config", ("scenario",), "add --scenario campus or drop it"),
+    ("shape", ("scenario",), "add --scenario campus or drop it"),
+    ("shapes_file", ("shape",), "add --shape NAME (a shape of the file) or drop it"),
+    ("scale", ("scenario",), "a trace file replays as it is; drop --scale"),
+    ("owners", ("machines",), "it goes with --machines F; drop it"),
+    ("fta_nodes", ("fta",), "it goes with --fta F; drop it"),
+)
+
+
+def check_combination(args: argparse.Namespace) -> None:
+    """Refuse an option the named sources would silently ignore: a replay that ran without it
+    would look like an answer to the question the user asked."""
+    from simulator.sources import SourceError
+
+    def given(name: str) -> bool:
+        return getattr(args, name, None) is not None
+
+    for name, partners, advice in NEEDS:
+        if given(name) and not any(given(p) for p in partners):
+            with_ = " or ".join(f"--{p.replace('_', '-')}" for p in partners)
+            raise SourceError(f"--{name.replace('_', '-')} is read only with {with_}: {advice}")
+    if given("jobs") and given("swf"):
+        raise SourceError("--jobs and --swf both name the jobs: keep one")

@@ -54,12 +54,9 @@ def run_history(args: argparse.Namespace) -> int:
     from advisor.lab.history_trace import READ, history_jobs
     from simulator.traces import write_jobs
 
-    for path in args.files:
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file (condor_history output to read)")
     histories = [
         (path, tqdm(read_history_ads(path, READ), desc=path.name, unit=" ads", disable=None))
-        for path in args.files
+        for path in history_files(args.files)
     ]
     found = history_jobs(histories)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -76,3 +73,24 @@ def run_history(args: argparse.Namespace) -> int:
     for why, n in sorted(found.left_out.items()):
         print(f"left out: {n} jobs: {why}")
     return 0
+
+
+def history_files(files: list[Path]) -> list[Path]:
+    """``files``, each a file given once. A history without job ids (``ClusterId`` or
+    ``GlobalJobId``) cannot tell a job listed twice from two alike, so the same file named
+    twice would count every job twice: a mistake, refused whatever the form."""
+    from simulator.traces.errors import TraceError
+
+    seen: dict[tuple[int, int], Path] = {}
+    for path in files:
+        if path.is_dir():
+            expected = "a file of condor_history output, not a directory: name the files in it"
+            raise TraceError(path, None, None, expected)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (condor_history output to read)")
+        stat = path.stat()
+        first = seen.setdefault((stat.st_dev, stat.st_ino), path)
+        if first is not path:
+            expected = f"each history file named once (it is also {first})"
+            raise TraceError(path, None, None, expected)
+    return list(files)

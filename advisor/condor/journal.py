@@ -9,16 +9,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from plugins.contract.events import ALL_EVENT_KINDS, AttemptOutcome, Event, PowerState
+from plugins.contract.events import ALL_EVENT_KINDS, Event
 from plugins.contract.policy import MachineInfo
 
 JOURNAL_DIR = "condor-journal"
 KINDS = {kind.__name__: kind for kind in ALL_EVENT_KINDS}
-ENUMS = {"outcome": AttemptOutcome, "state": PowerState}
 
 
 class Journal:
@@ -33,6 +32,7 @@ class Journal:
         for name in ("events.jsonl", "machines.json"):  # made 0644 by an earlier version
             if (self.dir / name).exists():
                 os.chmod(self.dir / name, 0o600)
+        _cut_torn_line(self.dir / "events.jsonl")
 
     def append(self, events: Iterable[Event]) -> None:
         lines = [json.dumps({"kind": type(e).__name__, **_fields(e)}) + "\n" for e in events]
@@ -56,27 +56,26 @@ def _private(path: Path, mode: int) -> TextIO:
     return os.fdopen(fd, "w", encoding="utf-8")
 
 
+def _cut_torn_line(path: Path) -> None:
+    """A crash mid-write leaves a last line without its newline: the next append would join an
+    event to it, an unreadable line amid the journal, which ``trace export`` refuses."""
+    if not path.exists():
+        return
+    with open(path, "rb+") as journal:
+        end = journal.seek(0, os.SEEK_END)
+        journal.seek(max(end - 1, 0))
+        if journal.read(1) in (b"\n", b""):
+            return
+        while end > 0:  # back to the last newline, a block at a time
+            start = max(0, end - 65536)
+            journal.seek(start)
+            at = journal.read(end - start).rfind(b"\n")
+            if at >= 0:
+                journal.truncate(start + at + 1)
+                return
+            end = start
+        journal.truncate(0)
+
+
 def _fields(event: Event) -> dict[str, object]:
     return {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
-
-
-def read_events(state_dir: Path) -> Iterator[Event]:
-    """The journal's events in file order (a torn last line is skipped)."""
-    path = Path(state_dir) / JOURNAL_DIR / "events.jsonl"
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            kind = KINDS[raw.pop("kind")]
-            for key, enum in ENUMS.items():
-                if key in raw:
-                    raw[key] = enum(raw[key])
-            yield kind(**raw)
-
-
-def read_machines(state_dir: Path) -> dict[str, MachineInfo]:
-    path = Path(state_dir) / JOURNAL_DIR / "machines.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {name: MachineInfo(**info) for name, info in data.items()}

@@ -49,6 +49,7 @@ def as_json(posted: Posted) -> dict[str, Any]:
         "updated": posted.updated,
         "expires": posted.expires,
         "policy": posted.policy,
+        "arm": adv.arm,
     }
 
 

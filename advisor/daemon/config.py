@@ -6,22 +6,19 @@ a typo never silently becomes a default. ``htcondor-advisor check-config FILE`` 
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.agent_files import missing_agent
 from advisor.daemon import fields as f
 from advisor.daemon.config_control import CONTROL_KEYS
 from advisor.daemon.config_errors import FAILED, Problems
 from advisor.daemon.config_file import merge, read_yaml
 from advisor.daemon.config_host import check_host
+from advisor.daemon.config_policy import check_oracle, check_policy
 from advisor.daemon.pools import POOL_KINDS, REQUIRED, Key, check_pool
-from plugins.contract.policy import Option, OptionError, Policy, parse_options
-from plugins.contract.registry import policy_class
 
 
 def _state_directory(raw: Any, path: str) -> Path:
@@ -61,7 +58,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
             "advice expires this long after publishing",
         ),
         "interval": Key(
-            lambda v, p: f.duration(v, p, hi=f.DAY_S), 60, "how often advice is refreshed"
+            lambda v, p: f.duration(v, p, lo=1.0, hi=f.DAY_S), 60, "how often advice is refreshed"
         ),
         "stale_after": Key(
             f.duration, 180, "renew advice only from a view of the pool at most this old"
@@ -70,7 +67,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
     },
     "learning": {
         "observe_interval": Key(
-            lambda v, p: f.duration(v, p, hi=f.DAY_S), 60, "how often the pool is polled"
+            lambda v, p: f.duration(v, p, lo=1.0, hi=f.DAY_S), 60, "how often the pool is polled"
         ),
         "retrain": Key(f.cron, "0 0 1 * *", "retrain schedule, crontab in UTC"),
     },
@@ -141,95 +138,28 @@ def _section(raw: Any, name: str, problems: Problems) -> dict[str, Any]:
     return out
 
 
-def _check_policy(section: dict[str, Any], problems: Problems) -> None:
-    """Check the options as the policy will parse them; ``section["options"]`` becomes what the
-    policy is given (YAML scalars for options read from text become that text). A policy that
-    failed has no options to check them against, nor do options that failed their type."""
-    options = section["options"]
-    if options is FAILED:
-        return
-    if not isinstance(options, dict):
-        problems.add(f.fail("policy.options", "must be a mapping of option: value", options))
-        return
-    cls = FAILED if section["name"] is FAILED else problems.check(_policy, section["name"])
-    if cls is FAILED:
-        return
-    given = {key: problems.check(_option, cls, key, value) for key, value in options.items()}
-    if not any(value is FAILED for value in given.values()):
-        problems.check(_parse_options, cls, given)
-        agent_problem = missing_agent(section["name"], given)  # or-ppo: its trained weights
-        if agent_problem:
-            problems.add(f.ConfigError(f"policy.options.agent: {agent_problem}"))
-    section["options"] = given
-
-
-def _policy(name: str) -> type[Policy]:
-    try:
-        return policy_class(name)
-    except OptionError as exc:
-        raise f.ConfigError(f"policy.name: {exc}") from None
-    except ImportError as exc:
-        raise f.ConfigError(
-            f"policy.name: policy {name!r} is registered but does not load ({exc}); "
-            "reinstall the package that provides it"
-        ) from None
-
-
-def _parse_options(cls: type[Policy], options: dict[Any, Any]) -> None:
-    try:
-        parsed = parse_options(cls, options)
-    except OptionError as exc:
-        raise f.ConfigError(f"policy.options: {exc}") from None
-    except (TypeError, ValueError, ArithmeticError) as exc:  # a check that met the wrong type
-        raise f.ConfigError(
-            f"policy.options: policy {cls.NAME!r} cannot take {options!r} ({exc}); "
-            "see htcondor-advisor policies for each option's values"
-        ) from None
-    for key in options:
-        value = parsed[key]
-        if isinstance(value, float) and not math.isfinite(value):
-            raise f.fail(f"policy.options.{f.key_name(key)}", "must be a finite number", value)
-
-
-def _option(cls: type[Policy], key: Any, value: Any) -> Any:
-    """An option's value as the policy gets it: text as written; a YAML number as its text, so
-    the option's own parser checks it as it checks ``--set key=VALUE``; flags as they are."""
-    opt: Option | None = cls.OPTIONS.get(key) if isinstance(key, str) else None
-    if opt is None or isinstance(value, str):
-        return value  # unknown options are parse_options' to name; text is parsed by the option
-    path, default = f"policy.options.{key}", opt.default
-    if isinstance(value, float) and not math.isfinite(value):
-        raise f.fail(path, "must be a finite number", value)
-    if isinstance(default, bool):
-        return f.boolean(value, path)
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if isinstance(default, int) and not (number and isinstance(value, int)):
-        raise f.fail(path, "must be an integer", value)
-    if isinstance(default, float) and not number:
-        raise f.fail(path, "must be a number", value)
-    if number:
-        return str(value)
-    if isinstance(value, bool):  # YAML 1.1 reads a bare off/on as false/true
-        return "on" if value else "off"
-    raise f.fail(path, f"must be text as in --set {key}=VALUE (a number or true/false)", value)
-
-
 def default_state_dir() -> Path:
     """systemd's ``$STATE_DIRECTORY`` when set, else ``advisor-state`` in the directory the
     daemon starts in, made absolute there (as ``state.directory`` must be)."""
     return Path(os.environ.get("STATE_DIRECTORY", "advisor-state").split(":")[0]).absolute()
 
 
-def _check_staleness(publish: dict[str, Any], learning: dict[str, Any]) -> None:
+def _check_timing(publish: dict[str, Any], learning: dict[str, Any]) -> None:
     """A view is confirmed once per poll: a bound below the poll interval would leave every
-    cycle but the first stale."""
-    if FAILED in (publish["stale_after"], learning["observe_interval"]):
-        return  # said already
-    if publish["stale_after"] < learning["observe_interval"]:
+    cycle but the first stale. Advice renewed every ``interval`` that lives no longer would
+    lapse between renewals, and the pool would flicker between advised and not."""
+    stale, poll = publish["stale_after"], learning["observe_interval"]
+    if FAILED not in (stale, poll) and stale < poll:
         raise f.ConfigError(
-            f"publish.stale_after: {publish['stale_after']:g} s is shorter than "
-            f"learning.observe_interval ({learning['observe_interval']:g} s); make it at least "
-            "that, e.g. three intervals"
+            f"publish.stale_after: {stale:g} s is shorter than learning.observe_interval "
+            f"({poll:g} s); make it at least that, e.g. three intervals"
+        )
+    lifetime, interval = publish["advice_lifetime"], publish["interval"]
+    if FAILED not in (lifetime, interval) and lifetime <= interval:
+        raise f.ConfigError(
+            f"publish.advice_lifetime: {lifetime:g} s is not longer than publish.interval "
+            f"({interval:g} s), so advice would lapse between renewals; make it several "
+            "intervals (default 1h)"
         )
 
 
@@ -264,8 +194,10 @@ def _checked(raw: Any, source: str, problems: Problems) -> DaemonConfig:
             f.ConfigError("pool: missing (required); e.g. pool: {kind: sim, scenario: campus}")
         )
     sections = {name: _section(raw.get(name), name, problems) for name in SECTIONS}
-    _check_policy(sections["policy"], problems)
-    problems.check(_check_staleness, sections["publish"], sections["learning"])
+    check_policy(sections["policy"], problems)
+    if pool is not FAILED:
+        problems.check(check_oracle, sections["policy"]["name"], pool["kind"])
+    problems.check(_check_timing, sections["publish"], sections["learning"])
     state = sections["state"]
     if state["snapshot_interval"] is None and pool is not FAILED:
         state["snapshot_interval"] = 86400.0 if POOL_KINDS[pool["kind"]].simulated else 300.0

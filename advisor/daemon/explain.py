@@ -80,6 +80,7 @@ def advice_of(advice: Mapping[str, Any]) -> MachineAdvice:
         hold=advice["hold"],
         predicted_idle_s=advice["predicted_idle_s"],
         power=PowerAdvice(advice["power"]),
+        arm=advice.get("arm"),  # absent from a snapshot written before the arm was kept
     )
 
 
@@ -101,10 +102,18 @@ def class_rank(value: MachineAdvice, k: int) -> float:
 
 def job_classes(advice: Mapping[str, Any] | None) -> dict[str, Any]:
     """Which prior-hours classes the advice keeps off the machine (``ADVISOR_ALLOWS``: a negative
-    rank for the class, or ``AdvisorHold``); no advice keeps none off."""
+    rank for the class, or ``AdvisorHold``); no advice keeps none off. With a control group,
+    ``arm`` says whose jobs the machine takes (``ADVISOR_ARM_OK``): a control machine's hold
+    keeps the treated jobs off, while control jobs ignore the advice and take it."""
     classes = range(PRIOR_HOURS_CLASSES)
     if advice is None:
-        return {"open": list(classes), "kept_off": [], "kept_off_every_class": False, "by": None}
+        return {
+            "open": list(classes),
+            "kept_off": [],
+            "kept_off_every_class": False,
+            "by": None,
+            "arm": None,
+        }
     value = advice_of(advice)
     off = [k for k in classes if value.hold or class_rank(value, k) < 0]
     by = "AdvisorRankByPriorHours" if value.rank_by_prior_hours is not None else "AdvisorRank"
@@ -113,6 +122,7 @@ def job_classes(advice: Mapping[str, Any] | None) -> dict[str, Any]:
         "kept_off": off,
         "kept_off_every_class": len(off) == PRIOR_HOURS_CLASSES,
         "by": "AdvisorHold" if value.hold else by if off else None,
+        "arm": value.arm,
     }
 
 

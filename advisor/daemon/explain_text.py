@@ -10,6 +10,7 @@ from typing import Any
 from advisor.condor.attributes import classad_literal
 from advisor.daemon.logs import iso
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
+from plugins.contract.control import CONTROL
 
 ATTRIBUTE_ORDER = (
     "AdvisorRankByPriorHours",
@@ -93,6 +94,14 @@ def aligned(rows: Sequence[tuple[str, str]], indent: str = "  ") -> list[str]:
 
 def kept_off(classes: Mapping[str, Any]) -> str:
     """The job classes line in plain words."""
+    arm = classes.get("arm")
+    if arm == CONTROL:
+        return "a control machine (AdvisorControl is true): takes control jobs only, every class"
+    said = _classes_kept_off(classes)
+    return f"treated jobs only (AdvisorControl is false): {said}" if arm is not None else said
+
+
+def _classes_kept_off(classes: Mapping[str, Any]) -> str:
     if classes["kept_off_every_class"]:
         why = "AdvisorHold is true" if classes["by"] == "AdvisorHold" else "every rank is negative"
         return f"kept off every job class ({why})"

@@ -15,6 +15,7 @@ from advisor.agent_files import with_agent
 from advisor.daemon.access import Access, exposure_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
+from advisor.daemon.config_policy import check_oracle
 from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.explain import UnknownMachine, explain_machine
 from advisor.daemon.fields import ConfigError
@@ -41,11 +42,7 @@ def make_policy(
         machines=machines, seed=config.policy_seed, reboot_hour=config.pool["reboot_hour"]
     )
     if cls.NEEDS_ORACLE:
-        if oracle is None:
-            raise ConfigError(
-                f"policy.name: {cls.NAME!r} reads the future; only a simulated pool (kind: sim) "
-                "can run it"
-            )
+        check_oracle(cls.NAME, config.pool["kind"])  # as check-config refuses it
         context.oracle = oracle
     return cls(context, with_agent(cls.NAME, config.policy["options"]))  # agent file read here
 

@@ -32,12 +32,16 @@ from simulator.traces._io import GZIP_MAGIC
 from simulator.traces.errors import TraceError
 
 FORMS = "condor_history output (-json, -jsonl, -xml, -long, the history file, an -af:h table)"
+CUT_SHORT = "condor_history {} output that ends with {!r}: the file is cut short, save it again"
 Names = Collection[str] | None
 """The attributes to keep of each ad (None: every one)."""
 CHUNK = 1 << 23
 """Characters read at a time from a ``-long`` history."""
 SEPARATOR = re.compile(r"^(?:\*\*\*[^\n]*|[ \t\r]*)\n", re.MULTILINE)
 """A line between two ``-long`` ads: blank, or the history file's ``***`` banner."""
+HOW = "condor_history -json > FILE, or -jsonl, -xml, -long, -af:h; docs/trace-formats.md"
+EVENT_LOG = re.compile(r"^(?:\d{3} \(\d+\.\d+\.\d+\) |\.\.\.\s*$)")
+"""The first line of a job event log: an event's header, or the ``...`` between events."""
 
 
 def read_history_ads(path: str | PathLike[str], names: Names = None) -> Iterator[classad2.ClassAd]:
@@ -45,7 +49,12 @@ def read_history_ads(path: str | PathLike[str], names: Names = None) -> Iterator
     is no ClassAd is a located error."""
     try:
         with _open(path) as stream:
-            yield from _ads(path, stream, names)
+            ads = 0
+            for ad in _ads(path, stream, names):
+                ads += 1
+                yield ad
+            if not ads:
+                raise TraceError(path, None, None, f"condor_history job ads ({HOW})", "no job ad")
     except UnicodeDecodeError as exc:
         raise TraceError(path, None, None, "UTF-8 text", str(exc)) from exc
     except (OSError, EOFError, zlib.error) as exc:
@@ -60,6 +69,9 @@ def _ads(path: str | PathLike[str], stream: TextIO, names: Names) -> Iterator[cl
         skipped, first = skipped + 1, stream.readline()
     if not first:
         raise TraceError(path, None, None, FORMS, "an empty file")
+    if EVENT_LOG.match(first):
+        why = f"condor_history output, and this is a job event log: save its jobs' ads ({HOW})"
+        raise TraceError(path, skipped + 1, None, why)
     if first.lstrip()[0] in "[{":
         yield from _json_ads(path, itertools.chain([first], stream), skipped, names)
     elif first.lstrip()[0] == "<":
@@ -120,11 +132,17 @@ def _json_lines(
 
 
 def _json_text(path: str | PathLike[str], text: str, skipped: int) -> Iterator[tuple[int, Any]]:
+    """An array (``-json``) must end: a file cut short between two ads is refused, as one cut
+    within an ad is."""
     decoder = json.JSONDecoder()
+    array = text.lstrip().startswith("[")
     at = 0
     while True:
         while at < len(text) and text[at] in " \t\r\n,[":
             at += 1
+        if at == len(text) and array:
+            end = skipped + text.rstrip().count("\n") + 1
+            raise TraceError(path, end, None, CUT_SHORT.format("-json", "]"))
         if at == len(text) or text[at] == "]":
             return
         line = skipped + text.count("\n", 0, at) + 1
@@ -152,6 +170,10 @@ def _from_json(obj: dict[str, Any], names: Names) -> classad2.ClassAd:
 
 def _xml_ads(path: str | PathLike[str], text: str) -> list[classad2.ClassAd]:
     """Whole ads: the text is read in one piece anyway, so leaving attributes out saves nothing."""
+    if "<classads>" in text and not text.rstrip().endswith("</classads>"):
+        last = text.rstrip().count("\n") + 1
+        cut = text.rstrip().rpartition("\n")[2].strip()
+        raise TraceError(path, last, None, CUT_SHORT.format("-xml", "</classads>"), cut)
     try:
         return list(classad2.parseAds(text, classad2.ParserType.XML))
     except (ValueError, classad2.ClassAdException) as exc:

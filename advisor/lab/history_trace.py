@@ -10,6 +10,7 @@ job that never finishes, removed when its user removed it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ ATTRIBUTES = (
 READ = (*ATTRIBUTES, "MemoryUsage", "ImageSize", "ResidentSetSize")
 """Those, and what HTCondor's default ``RequestMemory`` and ``MemoryUsage`` refer to: the rest
 of an ad is parsed only where one of its expressions needs it (history_ads.py)."""
+GLOBAL_JOB_ID = re.compile(r"^([^#]+)#(\d+\.\d+)#")
+"""``schedd#cluster.proc#qdate``."""
 REMOVED, COMPLETED = 3, 4
 IN_A_SLOT = {5, 10, 13}
 """Universes whose jobs run in an execute point's slot: vanilla (and container), java, vm."""
@@ -102,11 +105,12 @@ def needed_seconds(ad: classad2.ClassAd) -> tuple[float, bool] | None:
 
 
 def job_id_of(ad: classad2.ClassAd, place: int) -> str:
-    """``cluster.proc@schedd`` as the live daemon names it (the schedd from ``GlobalJobId``);
-    a job listed without its ids is numbered by its place in the histories, a batch of its
-    own."""
+    """``cluster.proc@schedd`` as the live daemon names it (the schedd from ``GlobalJobId``,
+    also the ids where ``ClusterId`` is missing); a job listed without its ids is numbered by
+    its place in the histories, a batch of its own."""
     if "ClusterId" not in ad or "ProcId" not in ad:
-        return f"{place}.0"
+        found = GLOBAL_JOB_ID.match(str(ad.get("GlobalJobId", "")))
+        return on_schedd(found[2], found[1]) if found else f"{place}.0"
     job = f"{int(_number(ad, 'ClusterId'))}.{int(_number(ad, 'ProcId'))}"
     schedd = schedd_of(ad)
     return on_schedd(job, schedd) if schedd else job

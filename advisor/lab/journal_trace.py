@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.condor.journal import JOURNAL_DIR, read_events, read_machines
+from advisor.condor.journal import JOURNAL_DIR
+from advisor.lab.journal_read import PRIVATE, read_events, read_machines
 from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,
@@ -31,7 +32,7 @@ from simulator.trace_model import (
     OpeningHours,
     OwnerSessions,
 )
-from simulator.traces import write_inventory, write_jobs, write_owner_sessions
+from simulator.traces import TraceError, write_inventory, write_jobs, write_owner_sessions
 
 
 @dataclass
@@ -66,7 +67,7 @@ class TraceBuilder:
             elif isinstance(e, AttemptEnded):
                 job = self.jobs.setdefault(e.job_id, JobRecord(e.started))
                 if e.outcome is AttemptOutcome.COMPLETED:
-                    job.runtime = e.time - e.started
+                    job.runtime = max(e.time - e.started, 0.0)  # clocks skew
                 elif e.outcome is AttemptOutcome.REMOVED:
                     job.removed = e.time
             elif isinstance(e, JobRemoved) and e.job_id in self.jobs:
@@ -118,10 +119,14 @@ def inventory_of(machines: Mapping[str, MachineInfo]) -> Inventory:
 def export_trace(state: Path, out: Path) -> tuple[int, int, int]:
     """Write ``machines.yaml``, ``owners.csv`` and ``jobs.csv`` from the journal in ``state``
     into ``out``; the numbers of machines, owner sessions and jobs written."""
-    if not (state / JOURNAL_DIR / "machines.json").exists():
+    try:
+        journaled = (state / JOURNAL_DIR / "machines.json").exists()
+    except PermissionError as exc:  # the state directory is the advisor's own, 0700
+        raise TraceError(state, None, None, PRIVATE, str(exc)) from exc
+    if not journaled:
         raise FileNotFoundError(
-            f"{state}: no {JOURNAL_DIR}/machines.json; point --state at the state directory"
-            " of an advisor that observed a condor pool (pool.state_dir)"
+            f"{state}: no {JOURNAL_DIR}/machines.json; point --state at the state.directory"
+            " of an advisor that observed a condor pool (pool.kind: condor, pool.journal: true)"
         )
     machines = read_machines(state)
     builder = TraceBuilder()

@@ -6,7 +6,8 @@ import math
 from pathlib import Path
 
 from advisor.cli import main
-from advisor.condor.journal import Journal, read_events
+from advisor.condor.journal import Journal
+from advisor.lab.journal_read import read_events
 from plugins.contract.events import (
     AttemptEnded,
     AttemptOutcome,

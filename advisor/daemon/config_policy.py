@@ -1,0 +1,117 @@
+"""The ``policy`` section of the daemon's configuration: the name, and each option checked as the
+policy will parse it, with the agent file it names and the pool it needs (a policy that reads
+the future runs only in a twin). ``config.py`` calls these with the other sections' checks."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from advisor.agent_files import missing_agent, shipped_names
+from advisor.daemon import fields as f
+from advisor.daemon.config_errors import FAILED, Problems
+from advisor.daemon.pools import POOL_KINDS
+from plugins.contract.policy import Option, OptionError, Policy, parse_options
+from plugins.contract.registry import policy_class
+
+
+def check_policy(section: dict[str, Any], problems: Problems) -> None:
+    """Check the options as the policy will parse them; ``section["options"]`` becomes what the
+    policy is given (YAML scalars for options read from text become that text). A policy that
+    failed has no options to check them against, nor do options that failed their type."""
+    options = section["options"]
+    if options is FAILED:
+        return
+    if not isinstance(options, dict):
+        problems.add(f.fail("policy.options", "must be a mapping of option: value", options))
+        return
+    cls = FAILED if section["name"] is FAILED else problems.check(_policy, section["name"])
+    if cls is FAILED:
+        return
+    given = {key: problems.check(_option, cls, key, value) for key, value in options.items()}
+    if not any(value is FAILED for value in given.values()):
+        problems.check(_parse_options, cls, given)
+        agent_problem = relative_agent(given) or missing_agent(section["name"], given)
+        if agent_problem:  # or-ppo: its trained weights
+            problems.add(f.ConfigError(f"policy.options.agent: {agent_problem}"))
+    section["options"] = given
+
+
+def relative_agent(options: dict[Any, Any]) -> str | None:
+    """An agent file named by a relative path: the daemon runs from / under systemd and from
+    elsewhere in a shell, so the path would name two files (``state.directory`` alike)."""
+    agent = options.get("agent")
+    if not isinstance(agent, str) or agent in shipped_names() or agent in ("", "off"):
+        return None
+    if Path(agent).is_absolute():
+        return None
+    return (
+        f"{agent!r} is a relative path, and the daemon runs from / under systemd; give the whole "
+        f"path, e.g. {Path(agent).absolute()}"
+    )
+
+
+def check_oracle(name: Any, kind: str) -> None:
+    """A policy that reads the future (``crystal``) runs only where there is one: a twin."""
+    if name is FAILED or POOL_KINDS[kind].simulated:
+        return
+    try:
+        needs_oracle = policy_class(name).NEEDS_ORACLE
+    except (OptionError, ImportError):
+        return  # an unknown name is check_policy's to say
+    if needs_oracle:
+        raise f.ConfigError(
+            f"policy.name: {name!r} reads the future; only a simulated pool (kind: sim) can run it"
+        )
+
+
+def _policy(name: str) -> type[Policy]:
+    try:
+        return policy_class(name)
+    except OptionError as exc:
+        raise f.ConfigError(f"policy.name: {exc}") from None
+    except ImportError as exc:
+        raise f.ConfigError(
+            f"policy.name: policy {name!r} is registered but does not load ({exc}); "
+            "reinstall the package that provides it"
+        ) from None
+
+
+def _parse_options(cls: type[Policy], options: dict[Any, Any]) -> None:
+    try:
+        parsed = parse_options(cls, options)
+    except OptionError as exc:
+        raise f.ConfigError(f"policy.options: {exc}") from None
+    except (TypeError, ValueError, ArithmeticError) as exc:  # a check that met the wrong type
+        raise f.ConfigError(
+            f"policy.options: policy {cls.NAME!r} cannot take {options!r} ({exc}); "
+            "see htcondor-advisor policies for each option's values"
+        ) from None
+    for key in options:
+        value = parsed[key]
+        if isinstance(value, float) and not math.isfinite(value):
+            raise f.fail(f"policy.options.{f.key_name(key)}", "must be a finite number", value)
+
+
+def _option(cls: type[Policy], key: Any, value: Any) -> Any:
+    """An option's value as the policy gets it: text as written; a YAML number as its text, so
+    the option's own parser checks it as it checks ``--set key=VALUE``; flags as they are."""
+    opt: Option | None = cls.OPTIONS.get(key) if isinstance(key, str) else None
+    if opt is None or isinstance(value, str):
+        return value  # unknown options are parse_options' to name; text is parsed by the option
+    path, default = f"policy.options.{key}", opt.default
+    if isinstance(value, float) and not math.isfinite(value):
+        raise f.fail(path, "must be a finite number", value)
+    if isinstance(default, bool):
+        return f.boolean(value, path)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(default, int) and not (number and isinstance(value, int)):
+        raise f.fail(path, "must be an integer", value)
+    if isinstance(default, float) and not number:
+        raise f.fail(path, "must be a number", value)
+    if number:
+        return str(value)
+    if isinstance(value, bool):  # YAML 1.1 reads a bare off/on as false/true
+        return "on" if value else "off"
+    raise f.fail(path, f"must be text as in --set {key}=VALUE (a number or true/false)", value)

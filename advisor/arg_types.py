@@ -48,7 +48,7 @@ def count(text: str) -> int:
 def whole_number(text: str) -> int:
     """A whole number, 0 or more (``--seed``)."""
     if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0, got {text!r}")
     return int(text)
 
 
@@ -60,6 +60,19 @@ def hours_as_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be a positive number of hours, got {text!r}"
         ) from None
+
+
+def hours_from_zero(text: str) -> float:
+    """``experiment shapes --wait-bound``: hours, 0 or more (0: no bound, as the papers ran)."""
+    try:
+        value = number(text)
+    except argparse.ArgumentTypeError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of hours from 0 (0: no bound), got {text!r}"
+        )
+    return value
 
 
 def hour_or_none(text: str) -> float | None:

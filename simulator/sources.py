@@ -15,7 +15,7 @@ import numpy as np
 from plugins.contract.job_ids import batch_of
 from simulator.campus.scenario import CampusConfig, generate_campus, load_campus_config
 from simulator.campus.shapes import load_shapes, shape_member
-from simulator.trace_model import DAY, Jobs, OwnerSessions, Trace
+from simulator.trace_model import DAY, PARTITIONABLE, Jobs, OwnerSessions, Trace
 from simulator.traces import (
     fta_unavailability,
     read_fta,
@@ -114,6 +114,26 @@ def thinned(jobs: Jobs, scale: float) -> tuple[Jobs, str]:
     )
 
 
+def runnable(trace: Trace) -> tuple[Jobs, str]:
+    """The jobs some machine could take, and what was left out ("" when none was). HTCondor
+    leaves a job no machine can take idle, apart from the others (its own autocluster); the
+    replay keeps a class of jobs behind its oldest (simulator/campus/packing.py), so such a job
+    would stall its whole class for the year. A single-slot machine takes any job whole, a
+    partitionable one a job within its cores and memory (``simulator/campus/shared_pool.py``)."""
+    jobs, machines = trace.jobs, trace.inventory.machines
+    if not len(jobs) or any(m.slots != PARTITIONABLE for m in machines):
+        return jobs, ""
+    fits = np.zeros(len(jobs), dtype=bool)
+    for cores, memory in {(m.cores, m.memory_mb) for m in machines}:  # a few machine types
+        fits |= (jobs.cpus <= cores) & (jobs.memory_mb <= memory)
+    if fits.all():
+        return jobs, ""
+    return jobs.subset(fits), (
+        f"{int((~fits).sum())} of {len(jobs)} jobs request more cores or memory than any machine"
+        " has, so they are left out (HTCondor would leave them idle, apart from the others)"
+    )
+
+
 def _period(trace: Trace, days: int | None) -> None:
     """A trace file's period: from its first dated event (an owner's login, a node going down or
     a job's submission, whichever comes first: a job before the first login does not wait for
@@ -133,7 +153,7 @@ def shaped(config: CampusConfig, spec: SourceSpec) -> CampusConfig:
     """``config`` as the member of ``spec.shape`` its seed draws (unchanged without a shape)."""
     if spec.shape is None:
         return config
-    shapes = load_shapes(spec.shapes_file)
+    shapes = load_shapes(spec.shapes_file, config.opening_hours)
     if spec.shape not in shapes:
         raise SourceError(f"unknown shape {spec.shape!r}; available: {', '.join(shapes)}")
     return shape_member(config, shapes[spec.shape], spec.seed)
@@ -175,7 +195,10 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
             if moved:
                 notes.append(f"{spec.jobs}: {moved}")
     elif spec.swf is not None:
-        jobs, dropped = swf_jobs(read_swf(spec.swf), skip_unknown_runtime=True)
+        log = read_swf(spec.swf)
+        if not len(log):  # as an empty jobs file is refused (a wrong file may look empty)
+            raise SourceError(f"--swf {spec.swf}: no job line in it; an SWF log has one a job")
+        jobs, dropped = swf_jobs(log, skip_unknown_runtime=True)
         if dropped:
             notes.append(f"{spec.swf}: {dropped} jobs without a run time (SWF -1) left out")
         trace.jobs = _shift(jobs, trace.start if math.isfinite(trace.start) else 0.0)
@@ -187,6 +210,9 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         trace.inventory.machines = [dataclasses.replace(m, slots=spec.slots) for m in machines]
     if spec.scenario is None:
         _period(trace, spec.days)
+    trace.jobs, unfit = runnable(trace)
+    if unfit:
+        notes.append(unfit)
     late = int((trace.jobs.submit >= trace.end).sum())
     if late:
         notes.append(

@@ -131,6 +131,12 @@ def test_unknown_policy_and_bad_option_are_named(
     assert "nosuch" in capsys.readouterr().err
     assert main([*base, "--set", "epsilon=0.1"]) == 2
     assert "unknown option 'epsilon'" in capsys.readouterr().err
+    # a raw int() message, and a negative count taken as it came
+    bandit = [*base, "--policy", "bandit-cluster", "--set", "initial_epsilon=0.5"]
+    assert main(bandit) == 2
+    assert "initial_epsilon='0.5': expected off or EPS:N" in capsys.readouterr().err
+    assert main([*base, "--policy", "frugal", "--set", "min_fates=-5"]) == 2
+    assert "min_fates='-5': must be 0 or more" in capsys.readouterr().err
 
 
 @pytest.mark.realdata
@@ -317,6 +323,13 @@ def test_utility_lcg_refuses_a_job_count_that_leaves_nothing_counted(
         (["scenario", "campus", "--scale", "-1"], "--scale: must be a number above 0"),
         (["experiment", "epsilon-sigma", "--epsilons", "0.1,abc"], "--epsilons: must be a number"),
         (["experiment", "history", "--sizes", "10,0"], "--sizes: must be a whole number from 1"),
+        (["experiment", "shapes", "--wait-bound", "-1"], "--wait-bound: must be a number of hours"),
+        (
+            ["experiment", "shapes", "--wait-bound", "nan"],
+            "--wait-bound: must be a number of hours",
+        ),
+        (["bench-daemon", "cycle", "--slots", "0"], "--slots: must be a whole number from 1"),
+        (["bench-daemon", "cycle", "--events", "-1"], "--events: must be a whole number from 0"),
     ],
 )
 def test_a_bad_number_is_refused_with_its_option_before_any_work(
@@ -356,6 +369,11 @@ def test_an_output_directory_that_is_a_file_is_refused_before_any_work(
             ":2:1: duplicate key 'small' (first at line 1)",
         ),
         ("--shapes-file", b"\xff\xfe", ":1:1: not UTF-8 text (byte 0xff); save the file as UTF-8"),
+        (
+            "--shapes-file",
+            b"small: {rooms: {nosuch: 1}}\n",
+            ": small.rooms: unknown opening-hour profile 'nosuch'; the campus has always, ",
+        ),
         ("--scenario-config", b"owners: [\n", ":2:1: not valid YAML"),
         ("--scenario-config", b"\xffx", ":1:1: not UTF-8 text (byte 0xff)"),
     ],

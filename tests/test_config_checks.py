@@ -164,7 +164,8 @@ def test_check_config_as_another_user_names_a_token_it_cannot_read(shared_dir: P
     token.write_text("t\n")
     token.chmod(0o600)  # root's: as deploy/TOKENS.md says, it must be the service user's
     pool = {"kind": "condor", "collector": "cm", "token_file": str(token), "journal": False}
-    config = write(shared_dir / "a.yaml", {"pool": pool, "state": {"directory": "/nowhere"}})
+    policy, state = {"name": "frugal"}, {"directory": "/nowhere"}  # (random would be warned of)
+    config = write(shared_dir / "a.yaml", {"pool": pool, "policy": policy, "state": state})
     config.chmod(0o644)
     code, stderr = check_config_as(user, config)
     assert code == 2, stderr

@@ -185,3 +185,19 @@ def test_a_pool_percent_other_than_the_daemons_is_said() -> None:
     assert control_mismatch(None, 10) == "ADVISOR_CONTROL_PERCENT is not set in HTCondor"
     assert control_mismatch("5", 10) == "ADVISOR_CONTROL_PERCENT is 5 in HTCondor"
     assert "not a whole number" in str(control_mismatch("$(X)", 10))
+
+
+def test_a_new_control_percent_starts_the_arms_anew(caplog: pytest.LogCaptureFixture) -> None:
+    # a restart at another percent counted on: the report then mixed the two splits' jobs
+    group = ControlGroup(SETTINGS, None)
+    complete(group, T_IDS[0], 3 * H, 600.0)
+    complete(group, C_IDS[0], 3 * H, 600.0)
+    saved = group.state_dict()
+    same = ControlGroup(SETTINGS, None)
+    same.load_state(saved)
+    assert same.book.totals == group.book.totals
+    other = ControlGroup({**SETTINGS, "percent": 30}, None)
+    with caplog.at_level("WARNING"):
+        other.load_state(saved)
+    assert all(totals["completed"] == 0 for totals in other.book.totals.values())
+    assert "control.percent is now 30%, the saved arms were of a 10% split" in caplog.text

@@ -173,7 +173,12 @@ def test_yaml_syntax_error_names_line(tmp_path: Path) -> None:
 
 def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-config", str(example_with_token(tmp_path))]) == 0
-    assert "ok" in capsys.readouterr().out
+    checked = capsys.readouterr()
+    assert "ok" in checked.out and "gives no advice" not in checked.err
+    quiet = tmp_path / "quiet.yaml"  # no policy: random, which advises nothing, said so
+    quiet.write_text(yaml.safe_dump({"pool": CONDOR, "state": {"directory": str(tmp_path)}}))
+    assert main(["check-config", str(quiet)]) == 0
+    assert "warning: policy.name: random (the default) gives no advice" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("pool: {kind: sim}\npublish: {advice_lifetime: -5}\n")
     assert main(["check-config", str(bad)]) == 2
@@ -463,3 +468,15 @@ def test_run_once_against_an_unreachable_pool_says_so_and_fails(tmp_path: Path) 
         "htcondor-advisor run: error: pool.collector: the pool did not answer at 127.0.0.1:9; "
         "check that its collector runs there and lets this host read"
     )
+
+
+def test_a_command_line_option_that_sets_a_bad_key_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "pool.days: unknown key for kind condor" sent an administrator looking in a file
+    path = tmp_path / "live.yaml"
+    path.write_text(yaml.safe_dump({"pool": CONDOR, "state": {"directory": str(tmp_path)}}))
+    assert main(["run", "--config", str(path), "--once", "--days", "3"]) == 2
+    assert "error: --days (pool.days): unknown key for kind condor" in capsys.readouterr().err
+    assert main(["run", "--pool", "sim:campus", "--speed", "abc"]) == 2
+    assert "error: --speed (pool.speed): must be 'max' or a number" in capsys.readouterr().err

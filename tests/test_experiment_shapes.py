@@ -3,6 +3,7 @@ random and crystal, and the plot."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 from collections import Counter
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from advisor.cli import main
+from advisor.lab.experiments.shapes import members
 from simulator.sources import thinned
 from simulator.trace_model import Jobs
 
@@ -194,3 +196,16 @@ def test_a_scale_keeps_that_share_of_a_historys_batches_whole_and_always_the_sam
     )
     assert set(thinned(jobs, 0.5)[0].job_id) >= set(kept.job_id)  # a larger scale keeps more
     assert thinned(jobs, 1.0) == (jobs, "")
+
+
+def test_a_seed_or_scale_named_twice_is_one_member() -> None:
+    # --seeds 1,1 replayed each member twice and wrote its rows twice in shapes_runs.csv
+    args = argparse.Namespace(
+        shapes_file=None, shapes="campus", scales=[0.25, 0.25, 1.0], seeds=[1, 2, 1]
+    )
+    assert members(args) == [
+        ("campus", "", 0.25, 1),
+        ("campus", "", 0.25, 2),
+        ("campus", "", 1.0, 1),
+        ("campus", "", 1.0, 2),
+    ]

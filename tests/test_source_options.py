@@ -141,3 +141,28 @@ def test_an_unknown_log_level_is_refused_in_one_line(capsys: pytest.CaptureFixtu
         main(["--log-level", "loud", "policies"])
     assert stop.value.code == 2
     assert "--log-level: invalid choice: 'LOUD'" in capsys.readouterr().err
+
+
+def test_jobs_no_machine_can_take_are_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a job asking for 8 cores of two-core partitionable machines waited the year in silence,
+    # and every later job of its class behind it
+    argv = _files(tmp_path, [], [MONDAY, MONDAY + 60])
+    jobs = tmp_path / "jobs.csv"
+    lines = jobs.read_text().splitlines()
+    rows = [f"{lines[0]},cpus", f"{lines[1]},8", f"{lines[2]},1"]
+    jobs.write_text("\n".join(rows) + "\n")
+    with caplog.at_level("INFO"):
+        summary = _replay([*argv, "--slots", "partitionable", "--days", "1"], tmp_path / "out")
+    assert summary["jobs"]["submitted"] == 1 and summary["jobs"]["completed"] == 1
+    assert "1 of 2 jobs request more cores or memory than any machine has" in caplog.text
+
+
+def test_an_swf_log_without_a_job_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # it replayed as a pool with no job, where an empty jobs CSV is refused
+    swf = tmp_path / "empty.swf"
+    swf.write_text("; Version: 2.2\n")
+    argv = ["replay", "--scenario", "campus", "--days", "1", "--swf", str(swf)]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    assert "no job line in it" in capsys.readouterr().err

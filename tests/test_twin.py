@@ -157,3 +157,15 @@ def test_the_twin_pool_applies_the_shipped_starvation_bound(
         assert done and all(row["released"] == "1" for row in done)
         waits = [float(r["finish"]) - float(r["submit"]) for r in done]
         assert min(waits) > 86400  # (none started before its day's wait)
+
+
+def test_the_twin_does_not_say_its_job_advice_goes_unpublished(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # it warned "which no configured sink publishes (pool.edit_jobs: true ...)", a key the twin
+    # refuses, while its negotiator applied that job advice all along
+    twin = ["run", "--pool", "sim:campus", "--speed", "max", "--listen", "127.0.0.1:0"]
+    with caplog.at_level("WARNING"):
+        fortnight = ["--days", "14", "--scale", "0.05", "--seed", "3", "--policy", "frugal"]
+        assert main([*twin, *fortnight, "--out", str(tmp_path / "t")]) == 0
+    assert "no configured sink publishes" not in caplog.text

@@ -24,20 +24,22 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("what", choices=["cycle", "memory", "crash", "sigterm", "idle-connections"])
     parser.add_argument("--policy", default="random")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE")
-    parser.add_argument("--slots", type=int, default=10_000, help="cycle: pool size")
-    parser.add_argument("--events", type=int, default=500, help="cycle: events per cycle")
-    parser.add_argument("--cycles", type=int, default=20, help="cycle: cycles measured")
+    parser.add_argument("--slots", type=count, default=10_000, help="cycle: pool size")
+    parser.add_argument("--events", type=whole_number, default=500, help="cycle: events per cycle")
+    parser.add_argument("--cycles", type=count, default=20, help="cycle: cycles measured")
     parser.add_argument("--days", type=count, default=30, help="memory/crash: simulated days")
     parser.add_argument(
         "--scale", type=positive_number, default=0.1, help="memory/crash: pool scale"
     )
     parser.add_argument("--seed", type=whole_number, default=3)
-    parser.add_argument("--kills", type=int, default=20, help="crash: SIGKILLs")
-    parser.add_argument("--speed", type=float, default=40_000.0, help="crash: twin speed")
+    parser.add_argument("--kills", type=count, default=20, help="crash: SIGKILLs")
+    parser.add_argument("--speed", type=positive_number, default=40_000.0, help="crash: twin speed")
     parser.add_argument("--snapshot-interval", default="6h", help="crash: simulated interval")
-    parser.add_argument("--connections", type=int, default=1000, help="idle-connections: held")
-    parser.add_argument("--hold", type=float, default=60.0, help="idle-connections: wall s")
-    parser.add_argument("--fd-limit", type=int, help="idle-connections: the daemon's NOFILE")
+    parser.add_argument("--connections", type=count, default=1000, help="idle-connections: held")
+    parser.add_argument(
+        "--hold", type=positive_number, default=60.0, help="idle-connections: wall s"
+    )
+    parser.add_argument("--fd-limit", type=count, help="idle-connections: the daemon's NOFILE")
     parser.set_defaults(handler=run)
 
 

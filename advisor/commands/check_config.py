@@ -25,4 +25,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  state    {config.state['directory']}")
     for warning in exposure_warnings(config.publish):  # valid, but hooks would be refused
         print(f"warning: {warning}", file=sys.stderr)
+    if config.policy["name"] == "random" and not config.simulated:  # valid, but does nothing
+        print(
+            "warning: policy.name: random (the default) gives no advice; name a policy, e.g. "
+            "frugal (the README's recommendation; htcondor-advisor policies lists them)",
+            file=sys.stderr,
+        )
     return 0

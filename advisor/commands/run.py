@@ -86,11 +86,38 @@ def resolve(args: argparse.Namespace) -> DaemonConfig:
     from advisor.daemon.fields import ConfigError
 
     extra = overrides(args)
-    if args.config is not None:
-        return load_config(args.config, extra)
-    if "pool" not in extra:
+    if args.config is None and "pool" not in extra:
         raise ConfigError("run: give --config FILE or --pool sim:campus")
-    return check_config(merge({}, extra), "<command line>")
+    try:
+        if args.config is not None:
+            return load_config(args.config, extra)
+        return check_config(merge({}, extra), "<command line>")
+    except ConfigError as exc:
+        raise ConfigError(flags_named(str(exc), args)) from None
+
+
+FLAG_KEYS = {
+    "days": "pool.days",
+    "scale": "pool.scale",
+    "seed": "pool.seed",
+    "speed": "pool.speed",
+    "snapshot_interval": "state.snapshot_interval",
+    "listen": "publish.listen",
+    "control_percent": "control.percent",
+}
+"""The command line's options that set a configuration key (``overrides``)."""
+
+
+def flags_named(errors: str, args: argparse.Namespace) -> str:
+    """The configuration's errors, each about a key the command line set naming its option too:
+    ``--days`` on a live pool is the option's mistake, not the file's."""
+    lines = errors.splitlines()
+    for name, key in FLAG_KEYS.items():
+        if getattr(args, name, None) is not None:
+            flag = f"--{name.replace('_', '-')}"
+            lines = [f"{flag} ({line}" if line.startswith(f"{key}:") else line for line in lines]
+            lines = [line.replace(f"({key}:", f"({key}):", 1) for line in lines]
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,6 +178,7 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     from advisor.daemon.pools import POOL_KINDS
     from advisor.daemon.runtime import Daemon, make_policy
     from advisor.daemon.schedule import run_live
+    from advisor.lab.model_store import warm_start
 
     kind = POOL_KINDS[config.pool["kind"]]
     assert kind.build is not None, "every live pool kind has a factory"
@@ -159,6 +187,7 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     source, sinks = kind.build(live_pool_settings(config, policy.label))
     daemon = Daemon(config, policy, source, sinks, time.time, machines)
     daemon.resume()
+    warm_start(policy, config.learning["idle_models"])
     if args.once:
         advice = daemon.host.cycle(time.time())
         daemon.snapshot(time.time())

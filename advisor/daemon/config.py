@@ -17,11 +17,11 @@ from advisor.daemon.config_control import CONTROL_KEYS
 from advisor.daemon.config_errors import FAILED, Problems
 from advisor.daemon.config_file import merge, read_yaml
 from advisor.daemon.config_host import check_host
-from advisor.daemon.config_policy import check_oracle, check_policy
+from advisor.daemon.config_policy import check_idle_models, check_oracle, check_policy
 from advisor.daemon.pools import POOL_KINDS, REQUIRED, Key, check_pool
 
 
-def _state_directory(raw: Any, path: str) -> Path:
+def _absolute(raw: Any, path: str) -> Path:
     """An absolute path: the daemon's working directory is / under systemd and another one in a
     shell, so a relative path would name two places."""
     directory = f.file_path(raw, path)
@@ -70,9 +70,15 @@ SECTIONS: dict[str, dict[str, Key]] = {
             lambda v, p: f.duration(v, p, lo=1.0, hi=f.DAY_S), 60, "how often the pool is polled"
         ),
         "retrain": Key(f.cron, "0 0 1 * *", "retrain schedule, crontab in UTC"),
+        "idle_models": Key(
+            lambda v, p: None if v is None else _absolute(v, p),
+            None,
+            "a store train-idle wrote: an idle-* policy starts from its models at each start, "
+            "not neutral until its first retraining (none: no store)",
+        ),
     },
     "state": {
-        "directory": Key(_state_directory, None, "where snapshots live (an absolute path)"),
+        "directory": Key(_absolute, None, "where snapshots live (an absolute path)"),
         "snapshot_interval": Key(
             f.duration, None, "how often learned state is saved (default 5m live, 1d in the twin)"
         ),
@@ -197,6 +203,7 @@ def _checked(raw: Any, source: str, problems: Problems) -> DaemonConfig:
     check_policy(sections["policy"], problems)
     if pool is not FAILED:
         problems.check(check_oracle, sections["policy"]["name"], pool["kind"])
+    problems.check(check_idle_models, sections["policy"]["name"], sections["learning"])
     problems.check(_check_timing, sections["publish"], sections["learning"])
     state = sections["state"]
     if state["snapshot_interval"] is None and pool is not FAILED:

@@ -66,6 +66,21 @@ def check_oracle(name: Any, kind: str) -> None:
         )
 
 
+def check_idle_models(name: Any, learning: dict[str, Any]) -> None:
+    """Stored idle-time models are for a policy that predicts idle times (``idle-*``)."""
+    if name is FAILED or learning["idle_models"] in (None, FAILED):
+        return
+    try:
+        takes = policy_class(name).TAKES_IDLE_MODELS
+    except (OptionError, ImportError):
+        return  # an unknown name is check_policy's to say
+    if not takes:
+        raise f.ConfigError(
+            f"learning.idle_models: policy {name!r} takes no idle-time models; an idle-* policy "
+            "does (htcondor-advisor policies), or drop the key"
+        )
+
+
 def _policy(name: str) -> type[Policy]:
     try:
         return policy_class(name)

@@ -146,5 +146,15 @@ class ControlGroup:
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
+        """The arms' figures as saved, unless they were of another split: a new percent is a new
+        experiment, and counting on would mix the two splits' jobs in each arm."""
+        if state["percent"] != self.book.percent:
+            log.warning(
+                "control.percent is now %g%%, the saved arms were of a %g%% split: the arms' "
+                "figures start anew (the earlier ones stay in the older snapshots)",
+                self.book.percent,
+                state["percent"],
+            )
+            return
         self.book.load_state(state["book"])
         self.withheld, self.changed_at = bool(state["withheld"]), state["since"]

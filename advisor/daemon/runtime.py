@@ -243,7 +243,7 @@ class Daemon:
             )
             log.debug("reload of %s failed", path, exc_info=not isinstance(exc, ConfigError))
             return False
-        for section in ("pool", "state"):
+        for section in ("pool", "state", "control"):
             if getattr(new, section) != getattr(self.config, section):
                 log.warning("%s: changes to the %s section need a restart", path, section)
         if new.publish["listen"] != self.config.publish["listen"]:

@@ -9,6 +9,7 @@ unpickles the models (a notebook, a later warm start) checks them first.
 from __future__ import annotations
 
 import json
+import logging
 import pickle
 import platform
 from collections.abc import Mapping
@@ -18,9 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from plugins.contract.policy import Policy
+from plugins.idle.policy import IdlePolicy
+
 if TYPE_CHECKING:
     from plugins.idle.models import ModelPair
 
+log = logging.getLogger("htcondor_advisor.models")
 STORE_FORMAT = 1
 META, MODELS = "meta.json", "models.pkl"
 
@@ -83,3 +88,44 @@ def read_meta(directory: Path) -> dict[str, Any]:
             f"{path}: not valid JSON ({exc}); retrain into a fresh --out"
         ) from None
     return meta
+
+
+def load_models(directory: Path) -> tuple[dict[str, ModelPair], float]:
+    """The models of a store and when their training data ends. A store of another format or
+    other library versions is refused, for the reason the versions are kept."""
+    meta = read_meta(directory)
+    retrain = "retrain with `htcondor-advisor train-idle` into this --out"
+    if meta.get("format") != STORE_FORMAT:
+        raise ModelStoreError(f"{directory}: a store of format {meta.get('format')!r}; {retrain}")
+    theirs, ours = meta.get("libraries", {}), library_versions()
+    for library in ("scikit-learn", "numpy"):
+        if theirs.get(library) != ours[library]:
+            raise ModelStoreError(
+                f"{directory}: trained with {library} {theirs.get(library)}, this is "
+                f"{ours[library]}; {retrain}"
+            )
+    try:
+        with open(directory / MODELS, "rb") as fh:
+            models = pickle.load(fh)
+        until = float(meta["window"]["until_unix"])
+    except (OSError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as exc:
+        raise ModelStoreError(f"{directory}: unreadable ({exc}); {retrain}") from None
+    return dict(models), until
+
+
+def warm_start(policy: Policy, directory: Path | None) -> None:
+    """Install a store's models (``learning.idle_models``). A live idle policy otherwise serves
+    neutral advice until its first retraining, up to a month away, and again after each
+    restart, since its snapshots keep no models (they go to a store)."""
+    if directory is None:
+        return
+    assert isinstance(policy, IdlePolicy), "check_config allows the key for idle-* only"
+    models, until = load_models(directory)
+    policy.install(models, until)
+    log.info(
+        "%s starts from %d models of %s (trained until %s)",
+        policy.label,
+        len(models),
+        directory,
+        _iso(until),
+    )

@@ -51,6 +51,8 @@ class TwinPool:
     """The simulated pool behind the daemon's ports: a ``PoolSource`` and an ``AdviceSink``."""
 
     name = "twin"
+    publishes_jobs = True
+    """The negotiator applies the job advice of each cycle too (``NegotiatorBridge.resolve``)."""
 
     def __init__(self, settings: Mapping[str, Any], machines: Mapping[str, MachineInfo]) -> None:
         self.identity = {
@@ -78,7 +80,8 @@ class TwinPool:
         saved = {k: cursor.get(k, BEFORE_THE_KEY.get(k)) for k in IDENTITY_KEYS}
         if cursor.get("kind") != "sim" or saved != self.identity:
             raise ValueError(
-                f"snapshot is of another pool ({saved}), configured is {self.identity}"
+                f"snapshot is of another pool ({saved}), configured is {self.identity}; "
+                "use another state directory (--out or --state-dir), or that pool's settings"
             )
         self.resume_at = float(cursor["time"])
 

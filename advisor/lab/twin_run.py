@@ -17,6 +17,7 @@ from advisor.daemon.logs import iso
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.daemon.signals import Control
+from advisor.lab.model_store import warm_start
 from advisor.lab.twin import NegotiatorBridge, Pace, Stopped, TwinPool, next_cron, shadow_host
 from plugins.contract.registry import policy_class
 from simulator.campus.oracle import TraceOracle
@@ -75,11 +76,14 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     twin.clock = engine.now
     daemon = Daemon(config, make_policy(config, machines, oracle), twin, [twin], engine.now)
     daemon.resume()
+    warm_start(daemon.host.policy, config.learning["idle_models"])
     resume_at = twin.resume_at
     lifetime = config.publish["advice_lifetime"]
     if resume_at is not None:
         log.info("re-simulating the pool up to the snapshot's time %s", iso(resume_at))
-        bridge.host = shadow_host(make_policy(config, machines, oracle), twin, lifetime, engine.now)
+        shadow = make_policy(config, machines, oracle)
+        warm_start(shadow, config.learning["idle_models"])  # as the stopped daemon began
+        bridge.host = shadow_host(shadow, twin, lifetime, engine.now)
         if config.control["percent"]:  # its guard acts as the stopped daemon's did
             bridge.host.control = ControlGroup(config.control, None)
     else:

@@ -41,7 +41,10 @@ def parse_initial(text: str) -> EpsilonBoost | None:
     if text.strip() == "off":
         return None
     eps, _, n = text.partition(":")
-    boost = EpsilonBoost(float(eps), int(n))
+    try:
+        boost = EpsilonBoost(float(eps), int(n))
+    except ValueError:
+        raise ValueError("expected off or EPS:N, e.g. 0.5:100") from None
     _check_boost(boost)
     return boost
 

@@ -139,6 +139,8 @@ class Policy(ABC):
     the same reason (a campus year has millions of sleeps and wakes few policies read)."""
     NEEDS_ORACLE: ClassVar[bool] = False
     """Reads the future (``context.oracle``): replays only, refused live."""
+    TAKES_IDLE_MODELS: ClassVar[bool] = False
+    """Starts from stored idle-time models (``install``; a store ``train-idle`` wrote)."""
     SERVES: ClassVar[frozenset[str]] = frozenset({"campus"})
     """The models it can act in (``registry.MODELS``); ``registry.policy_for`` refuses the rest."""
     ASKS_ONLY_WHEN_FREED: ClassVar[bool] = False

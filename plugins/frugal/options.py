@@ -28,7 +28,12 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
         "hold a class whose never-finisher share is surely above this (0: off)",
         _share,
     ),
-    "min_fates": Option(50, int, "jobs of a class seen leaving before it may be held"),
+    "min_fates": Option(
+        50,
+        int,
+        "jobs of a class seen leaving before it may be held",
+        lambda v: None if v >= 0 else "must be 0 or more",
+    ),
     "keep_off_hours": Option(
         23.0,
         float,

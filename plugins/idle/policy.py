@@ -42,6 +42,7 @@ class IdlePolicy(Policy):
     RULE: ClassVar[str] = "avg"
     VERSION = "1"
     OPTIONS = IDLE_OPTIONS
+    TAKES_IDLE_MODELS = True
     WANTS = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged, AttemptEnded})
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:

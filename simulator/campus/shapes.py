@@ -10,7 +10,7 @@ through ``generate_campus``, the same trace. The empty shape ``campus`` is the b
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,12 +38,23 @@ SHAPE_SEED = 0x5A9E
 """Mixed into a member's seed: shape draws never share a stream with the scenario's own."""
 
 
-def load_shapes(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The named shapes of ``path`` (default: the packaged ``shapes.yaml``), checked."""
+def load_shapes(
+    path: Path | None = None, profiles: Collection[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The named shapes of ``path`` (default: the packaged ``shapes.yaml``), checked; their
+    rooms against ``profiles``, the opening-hour profiles of the campus they shape, if given."""
     name, raw = read_yaml(path, "shapes.yaml")
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(f"{name}: must map shape names to their ranges")
-    return {str(shape): check_shape(spec, f"{name}: {shape}") for shape, spec in raw.items()}
+    shapes = {str(shape): check_shape(spec, f"{name}: {shape}") for shape, spec in raw.items()}
+    for shape, spec in shapes.items():
+        unknown = sorted(set(spec.get("rooms", {})) - set(profiles or spec.get("rooms", {})))
+        if unknown:
+            raise ConfigError(
+                f"{name}: {shape}.rooms: unknown opening-hour profile {unknown[0]!r}; "
+                f"the campus has {', '.join(sorted(profiles or ()))}"
+            )
+    return shapes
 
 
 def check_shape(spec: Any, where: str) -> dict[str, Any]:

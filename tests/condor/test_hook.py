@@ -92,3 +92,10 @@ def test_hook_prints_nothing_says_why_and_is_quick_when_the_advisor_is_unreachab
     assert run_hook("not a url", "pc1").stdout == ""
     assert run_hook().stdout == ""
     assert time.monotonic() - began < 20
+
+
+def test_a_hook_line_without_its_url_and_machine_is_said_in_the_startlog() -> None:
+    # it exited 0 silently, so a broken PeriodicCronHook line left no trace anywhere
+    done = run_hook("http://127.0.0.1:9")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "usage: htcondor-advisor-hook URL MACHINE" in done.stderr

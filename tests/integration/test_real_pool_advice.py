@@ -4,6 +4,7 @@ expires and the pool runs as without it."""
 
 from __future__ import annotations
 
+import json
 import math
 import signal
 import time
@@ -22,7 +23,7 @@ from integration.conftest import (
     startd_ads,
     wait_for,
 )
-from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool
+from integration.pool.pool import COLLECTOR, DOMAIN, PROJECT, ChrootPool, room_of
 from integration.test_real_pool_events import job
 from plugins.contract.advice import Advice, MachineAdvice
 
@@ -66,6 +67,9 @@ def test_daemon_advice_ranks_holds_and_expires(
         )
 
     wait_for(hook_published, 30, "the daemon's Advisor* attributes in the collector")
+    # each machine is in the room its startd advertises (AdvisorCluster, execute-point/50)
+    rooms = {n: json.loads(daemon.get(f"/explain/{machine(n)}")[2])["cluster"] for n in ranks}
+    assert rooms == {n: room_of(n) for n in ranks}
     # the highest-ranked slot is held: a job with the shipped Rank runs on the next best
     idle_pool.submit(job(300, 1, shipped_rank()))
     why = partial(pool_state, idle_pool)

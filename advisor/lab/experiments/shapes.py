@@ -15,6 +15,7 @@ from advisor.agent_files import missing_agent, with_agent
 from advisor.arg_types import (
     comma_list,
     count,
+    hours_from_zero,
     output_directory,
     positive_number,
     unreadable,
@@ -27,6 +28,7 @@ from advisor.lab.sweep.executors import add_executor_arguments
 from plugins.contract.config_checks import ConfigError
 from plugins.contract.policy import parse_options
 from plugins.contract.registry import policy_class, policy_for
+from simulator.campus.scenario import load_campus_config
 from simulator.campus.shapes import load_shapes
 from simulator.sources import thinned
 from simulator.trace_model import PARTITIONABLE, SINGLE, Jobs
@@ -60,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an option of one of --policies (e.g. frugal.payback=off), repeatable",
     )  # fmt: skip
     parser.add_argument(
-        "--wait-bound", type=float, default=24.0, metavar="HOURS",
+        "--wait-bound", type=hours_from_zero, default=24.0, metavar="HOURS",
         help="the starvation bound of every replay, as deployed (0: none, as the papers ran)",
     )  # fmt: skip
     parser.add_argument(
@@ -90,15 +92,14 @@ def members(args: argparse.Namespace) -> list[tuple[str, str, float, int]]:
     problem = args.shapes_file and unreadable(args.shapes_file)
     if problem:
         raise ConfigError(f"--shapes-file: {problem}")
-    known = load_shapes(args.shapes_file)
+    known = load_shapes(args.shapes_file, load_campus_config(None).opening_hours)
     names = list(known) if args.shapes == "all" else args.shapes.split(",")
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ConfigError(f"--shapes: unknown {unknown[0]!r}; available: {', '.join(known)}")
     specs = {n: json.dumps(known[n]) if args.shapes_file else "" for n in names}
-    return [
-        (n, specs[n], scale, seed) for n in names for scale in args.scales for seed in args.seeds
-    ]
+    scales, seeds = dict.fromkeys(args.scales), dict.fromkeys(args.seeds)  # each once
+    return [(n, specs[n], scale, seed) for n in names for scale in scales for seed in seeds]
 
 
 def own_jobs(path: Path | None, scales: list[float]) -> tuple[Jobs | None, str]:

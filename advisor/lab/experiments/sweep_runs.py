@@ -26,7 +26,7 @@ from simulator.campus.scenario import generate_campus, load_campus_config
 from simulator.campus.shapes import load_shapes, shape_member
 from simulator.campus.summary import summarize
 from simulator.plotting import save
-from simulator.sources import jobs_in_period, thinned
+from simulator.sources import jobs_in_period, runnable, thinned
 from simulator.trace_model import SINGLE, Jobs, Trace
 
 if TYPE_CHECKING:
@@ -107,6 +107,7 @@ def run_task(task: Task) -> dict[str, Any]:
     )
     if task.jobs is not None:  # a new Trace: the cached member stays as generated
         trace = replace(trace, jobs=jobs_in_period(trace, thinned(task.jobs, task.scale)[0])[0])
+        trace.jobs = runnable(trace)[0]  # as replay leaves them out; jobs_submitted counts the rest
     options = with_agent(task.policy, dict(task.options))  # agent=nasa: the file's contents
     policy = build_policy(task.policy, trace, options, seed=task.seed)
     rules = PoolRules(wait_bound_s=task.wait_bound_s, job_edits=task.job_edits)

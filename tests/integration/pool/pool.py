@@ -41,6 +41,11 @@ def build_chroot(root: Path = DEFAULT_CHROOT) -> Path:
     return root
 
 
+def room_of(name: str) -> str:
+    """A test machine's room (``AdvisorCluster``): pc1 and pc2 in one, the others in another."""
+    return "lab-a" if name in ("pc1", "pc2") else "lab-b"
+
+
 def startd_config(names: Sequence[str], hook_url: str, cron_period: int) -> str:
     """condor_config for the test pool: one master, four startds that look like four hosts."""
     lines = [
@@ -104,6 +109,7 @@ def startd_config(names: Sequence[str], hook_url: str, cron_period: int) -> str:
             f"{up}.STARTD_LOG = $(LOG)/StartLog.{n}",
             f"{up}.EXECUTE = $(EXECUTE)/{n}",
             f"{up}.STARTD_ADDRESS_FILE = $(LOG)/.startd_{n}_address",
+            f'{up}.AdvisorCluster = "{room_of(n)}"',  # as a site sets it (execute-point/50)
         ]
     return "\n".join(lines) + "\n"
 

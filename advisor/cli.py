@@ -29,6 +29,8 @@ COMMANDS = {  # name: (module in advisor.commands, one-line help)
     "train-idle": ("train_idle", "train and store idle-time models (paper 004)"),
 }
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+VERBS = ("verb", "experiment")
+"""Where ``trace`` and ``experiment`` keep their second word, named in an error with the first."""
 USER_ERRORS = (  # (module, class): a mistake the user can fix, shown as one line
     ("builtins", "FileNotFoundError"),
     ("plugins.contract.policy", "OptionError"),
@@ -89,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not isinstance(exc, user_errors()):
             raise
+        said = " ".join(str(w) for w in (args.command, *(vars(args).get(d) for d in VERBS)) if w)
         for line in str(exc).splitlines() or [""]:  # a configuration's errors: one a line
-            print(f"htcondor-advisor {args.command}: error: {line}", file=sys.stderr)
+            print(f"htcondor-advisor {said}: error: {line}", file=sys.stderr)
         return 2
 
 

@@ -132,6 +132,28 @@ def test_a_reloaded_advice_lifetime_applies_from_the_next_cycle(tmp_path: Path) 
     assert daemon.board.get("b", 1159.0) is not None and daemon.board.get("b", 1160.0) is None
 
 
+def test_a_reload_names_each_change_that_waits_for_a_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a new control.percent was taken silently and never applied; a new snapshot interval,
+    # which applies at once, was said to need a restart
+    daemon, _ = make_daemon(tmp_path, [1000.0])
+    config = tmp_path / "advisor.yaml"
+    config.write_text(
+        "pool: {kind: condor, collector: 'cm:9618'}\n"
+        "publish: {listen: '127.0.0.1:0', advice_lifetime: 300}\n"
+        f"state: {{directory: '{tmp_path}', snapshot_interval: 60, keep: 3}}\n"
+        "control: {percent: 20}\n"
+    )
+    with caplog.at_level("WARNING"):
+        assert daemon.reload(config, {}, None)
+    said = [r.getMessage().split(": ", 1)[1] for r in caplog.records]
+    assert said == [
+        "a change of state.keep needs a restart",
+        "a change of control.percent needs a restart",
+    ]
+
+
 def _asked(*names: str) -> PoolView:
     return PoolView([MachineView(n, "idle", 0.0) for n in names], ())
 
@@ -492,3 +514,17 @@ def test_an_outage_is_a_few_lines_in_the_log_not_one_a_cycle(
         f"advice renewed again at {iso(2860.0)}",
     ]
     assert b"advisor_advice_stale 0.0" in daemon.metrics.exposition()
+
+
+def test_a_quiet_twin_is_waiting_not_stale(tmp_path: Path) -> None:
+    # /healthz said "stale: no confirmed view of the pool" whenever no job was idle, though a
+    # twin cycles only as its simulated negotiator does, and its pool is never lost
+    config = check_config(
+        {"pool": {"kind": "sim", "days": 1, "scale": 0.05}, "state": {"directory": str(tmp_path)}}
+    )
+    clock = [1000.0]
+    daemon = Daemon(config, Ranker(PolicyContext({})), ListPool(["a"]), [], lambda: clock[0])
+    daemon.host.cycle(clock[0])
+    assert daemon.health()["status"] == "ok"
+    clock[0] += 3600.0
+    assert daemon.health()["status"].startswith("waiting: the simulated pool negotiates again")

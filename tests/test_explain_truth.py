@@ -19,6 +19,7 @@ import pytest
 from advisor.cli import main
 from advisor.condor.attributes import attribute_lines
 from advisor.daemon.config import check_config
+from advisor.daemon.explain_text import show
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.ports import Observation
 from plugins.contract.advice import Advice, MachineAdvice
@@ -313,3 +314,8 @@ def test_explain_says_which_arm_a_machine_of_the_control_group_serves(
             assert said in text and "AdvisorControl" in text
     assert sorted(control for control, _ in arms.values()) == [False, False, True, True]
     assert all(control == (arm == "control") for control, arm in arms.values())
+
+
+def test_a_value_rounded_to_zero_shows_no_sign() -> None:
+    # a rank rounded from below zero (round(-0.0004, 3)) showed as "1-23: -0.0"
+    assert show([round(-0.0004, 3)] * 24) == "0-23: 0.0" and show(-0.0) == "0.0"

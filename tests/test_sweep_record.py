@@ -122,6 +122,15 @@ def test_worker_processes_keep_their_results_too(tmp_path: Path) -> None:
     assert sorted(calls(tmp_path)) == ["1.0", "4.0", "9.0"]
 
 
+def test_a_damaged_manifest_keeps_the_results(tmp_path: Path) -> None:
+    # sweep.json edited by hand into garbage gave a JSONDecodeError traceback
+    tasks = [(str(tmp_path), x) for x in TASKS]
+    run_locally(counted_sqrt, tasks, tmp_path / "sweep", workers=1, desc="test")
+    (tmp_path / "sweep" / "sweep.json").write_text("garbage")
+    assert run_locally(counted_sqrt, tasks, tmp_path / "sweep", 1, "test") == [1.0, 2.0, 3.0]
+    assert sorted(calls(tmp_path)) == ["1.0", "4.0", "9.0"]  # nothing replayed again
+
+
 def test_results_of_other_code_are_not_taken_for_this_codes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

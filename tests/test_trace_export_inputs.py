@@ -38,7 +38,7 @@ def _export(state: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple
     """The exit code and stderr's one line."""
     code = main(["trace", "export", "--state", str(state), "--out", str(out)])
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("htcondor-advisor trace: error: ")
+    assert line.startswith("htcondor-advisor trace export: error: ")
     return code, line
 
 

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from advisor.arg_types import count, output_directory, whole_number
+from advisor.arg_types import count, output_directory, unreadable, whole_number
 from advisor.lab.power_logs import add_log_arguments
 from plugins.power.ppo import PpoConfig
 
@@ -18,7 +19,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=25.0, help="stop after this wall time")
     parser.add_argument("--actors", type=int, default=2, help="days played per iteration")
-    parser.add_argument("--workers", type=count, default=2, help="processes (the machine has 2)")
+    parser.add_argument("--workers", type=count, default=2, help="processes (default: 2)")
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--levels", type=int, default=8, help="reservation sizes k*G/levels")
     parser.add_argument("--seed", type=whole_number, default=0)
@@ -62,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     from advisor.lab.power_training import train_power
     from plugins.contract.config_checks import ConfigError
 
+    for option in ("swf", "jobs"):  # named before the work, not as a bare [Errno 2]
+        problem = getattr(args, option) and unreadable(Path(getattr(args, option)))
+        if problem:
+            raise ConfigError(f"--{option}: {problem}")
     logs = chosen_logs(args)
     if len(logs) != 1:
         raise ConfigError("train-power trains on one log: a name, --swf FILE or --jobs FILE")

@@ -77,7 +77,7 @@ def show(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, float):
-        return repr(float(f"{value:.6g}"))
+        return repr(float(f"{value:.6g}") + 0.0)  # + 0.0: no "-0.0"
     if isinstance(value, list) and len(value) == PRIOR_HOURS_CLASSES:  # a row: a value per class
         return by_index(value, show)
     if isinstance(value, list) and all(isinstance(v, int | float | str) for v in value):

@@ -47,6 +47,27 @@ def make_policy(
     return cls(context, with_agent(cls.NAME, config.policy["options"]))  # agent file read here
 
 
+AT_START = {
+    "pool": None,  # every key: the source is built once
+    "state": ("directory", "keep"),
+    "control": None,  # the split and its books (a new percent starts them anew)
+    "learning": ("idle_models",),
+    "publish": ("listen",),
+}
+"""What the daemon reads only when it starts (SIGHUP applies the rest)."""
+
+
+def restart_keys(old: DaemonConfig, new: DaemonConfig) -> list[str]:
+    """The keys a reload changed that take effect only at the next start."""
+    changed = []
+    for section, keys in AT_START.items():
+        before, after = getattr(old, section), getattr(new, section)
+        for key in keys or sorted(set(before) | set(after)):
+            if before.get(key) != after.get(key):
+                changed.append(f"{section}.{key}")
+    return changed
+
+
 class Daemon:
     def __init__(
         self,
@@ -190,7 +211,9 @@ class Daemon:
         now = self.clock()
         last = self.host.confirmed_at
         status = "ok" if self.host.healthy else "pool unreachable"
-        if self.host.stale(now):
+        if self.host.stale(now) and self.config.simulated:  # a twin cycles as it negotiates
+            status = "waiting: the simulated pool negotiates again once a job is idle"
+        elif self.host.stale(now):
             status = "stale: no confirmed view of the pool, advice not renewed"
         return {
             "status": status,
@@ -243,11 +266,8 @@ class Daemon:
             )
             log.debug("reload of %s failed", path, exc_info=not isinstance(exc, ConfigError))
             return False
-        for section in ("pool", "state", "control"):
-            if getattr(new, section) != getattr(self.config, section):
-                log.warning("%s: changes to the %s section need a restart", path, section)
-        if new.publish["listen"] != self.config.publish["listen"]:
-            log.warning("%s: a new publish.listen address needs a restart", path)
+        for key in restart_keys(self.config, new):
+            log.warning("%s: a change of %s needs a restart", path, key)
         with self.host.lock:
             if policy is not None:
                 try:

@@ -263,7 +263,8 @@ class FrugalPolicy(Policy):
         return {
             "frugal": {
                 "group": name,
-                "ranks by prior hours": list(self.rows.get(name, ())),
+                "ranks by prior hours": list(self.rows.get(name, ()))
+                or "not computed since the start (the published ranks are the last cycle's)",
                 "runtime needed (h)": [round(x, 2) for x in self.fates.runtime_needed_h()],
                 "never-finisher share, 95% lower bound": [
                     round(x, 3) for x in self.fates.never_finisher_bound()

@@ -58,7 +58,9 @@ def test_a_pool_sweep_without_a_schedd_is_one_line(
     argv += ["--sigmas", "0.4", "--out", str(tmp_path), "--executor", "condor"]
     assert main([*argv, "--schedd", "submit.example.org"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("htcondor-advisor experiment: error: --executor condor: cannot reach")
+    assert line.startswith(
+        "htcondor-advisor experiment levels: error: --executor condor: cannot reach"
+    )
     assert "--schedd" in line
 
 

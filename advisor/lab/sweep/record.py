@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import logging
 import os
 import pickle
 from collections.abc import Callable, Iterable, Sequence
@@ -25,6 +26,7 @@ from typing import Any
 
 PENDING, SUBMITTED, DONE, FAILED = "pending", "submitted", "done", "failed"
 PRODUCT_PACKAGES = ("advisor", "plugins", "simulator")
+log = logging.getLogger("htcondor_advisor.sweep")
 
 
 class SweepError(Exception):
@@ -81,7 +83,10 @@ class SweepRecord:
         manifest = root / "sweep.json"
         known = {}
         if manifest.exists():
-            known = {e["id"]: e for e in json.loads(manifest.read_text())["tasks"]}
+            try:
+                known = {e["id"]: e for e in json.loads(manifest.read_text())["tasks"]}
+            except (ValueError, KeyError, TypeError):  # damaged by hand: the results still count
+                log.warning("%s is unreadable; its states are taken from the results", manifest)
         ids, entries = [], {}
         for task in tasks:
             tid = task_id(fn, task)

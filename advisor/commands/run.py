@@ -111,12 +111,12 @@ FLAG_KEYS = {
 def flags_named(errors: str, args: argparse.Namespace) -> str:
     """The configuration's errors, each about a key the command line set naming its option too:
     ``--days`` on a live pool is the option's mistake, not the file's."""
-    lines = errors.splitlines()
-    for name, key in FLAG_KEYS.items():
-        if getattr(args, name, None) is not None:
-            flag = f"--{name.replace('_', '-')}"
-            lines = [f"{flag} ({line}" if line.startswith(f"{key}:") else line for line in lines]
-            lines = [line.replace(f"({key}:", f"({key}):", 1) for line in lines]
+    given = {f"{key}:": name for name, key in FLAG_KEYS.items() if getattr(args, name) is not None}
+    lines = []
+    for line in errors.splitlines():
+        key, _, rest = line.partition(" ")
+        name = given.get(key)
+        lines.append(f"--{name.replace('_', '-')} ({key[:-1]}): {rest}" if name else line)
     return "\n".join(lines)
 
 

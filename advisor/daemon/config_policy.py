@@ -54,13 +54,8 @@ def relative_agent(options: dict[Any, Any]) -> str | None:
 
 def check_oracle(name: Any, kind: str) -> None:
     """A policy that reads the future (``crystal``) runs only where there is one: a twin."""
-    if name is FAILED or POOL_KINDS[kind].simulated:
-        return
-    try:
-        needs_oracle = policy_class(name).NEEDS_ORACLE
-    except (OptionError, ImportError):
-        return  # an unknown name is check_policy's to say
-    if needs_oracle:
+    cls = _known(name)
+    if cls is not None and cls.NEEDS_ORACLE and not POOL_KINDS[kind].simulated:
         raise f.ConfigError(
             f"policy.name: {name!r} reads the future; only a simulated pool (kind: sim) can run it"
         )
@@ -68,17 +63,22 @@ def check_oracle(name: Any, kind: str) -> None:
 
 def check_idle_models(name: Any, learning: dict[str, Any]) -> None:
     """Stored idle-time models are for a policy that predicts idle times (``idle-*``)."""
-    if name is FAILED or learning["idle_models"] in (None, FAILED):
-        return
-    try:
-        takes = policy_class(name).TAKES_IDLE_MODELS
-    except (OptionError, ImportError):
-        return  # an unknown name is check_policy's to say
-    if not takes:
+    cls, store = _known(name), learning["idle_models"]
+    if cls is not None and store not in (None, FAILED) and not cls.TAKES_IDLE_MODELS:
         raise f.ConfigError(
-            f"learning.idle_models: policy {name!r} takes no idle-time models; an idle-* policy "
-            "does (htcondor-advisor policies), or drop the key"
+            f"learning.idle_models: policy {name!r} takes no idle-time models; an idle-* "
+            "policy does (htcondor-advisor policies), or drop the key"
         )
+
+
+def _known(name: Any) -> type[Policy] | None:
+    """The class of a policy name; None where ``check_policy`` says what is wrong with it."""
+    if name is FAILED:
+        return None
+    try:
+        return policy_class(name)
+    except (OptionError, ImportError):
+        return None
 
 
 def _policy(name: str) -> type[Policy]:

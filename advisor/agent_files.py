@@ -20,6 +20,8 @@ from plugins.contract.registry import policy_class
 
 SHIPPED = Path(__file__).with_name("power_agents")
 """Agents shipped with the package (``or-ppo-<log>.npz``, their record in ``agents.json``)."""
+AGENT_FILE = "or-ppo-{}-agent.npz"
+"""The agent file ``train-power --out DIR`` writes in DIR for a log (its name, formatted)."""
 
 
 def shipped_names() -> list[str]:
@@ -31,12 +33,27 @@ def agent_path(value: str) -> Path:
     if value in shipped_names():
         return SHIPPED / f"or-ppo-{value}.npz"
     path = Path(value)
+    if path.is_dir():
+        raise FileNotFoundError(_directory_given(value, path))
     if not path.is_file():
         raise FileNotFoundError(
             f"agent {value!r}: no such file and no shipped agent of that name (shipped: "
             f"{', '.join(shipped_names())}); train one with htcondor-advisor train-power"
         )
     return path
+
+
+def _directory_given(value: str, path: Path) -> str:
+    """A directory, often train-power's ``--out``: the agent files found in it, or the name
+    of the file that train-power writes there."""
+    found = sorted(str(p) for p in path.glob(AGENT_FILE.format("*")))
+    named = (
+        f"name one of the agent files in it: {', '.join(found)}"
+        if found
+        else f"name the agent file train-power wrote (train-power --out DIR writes "
+        f"DIR/{AGENT_FILE.format('LOG')}), or a shipped agent ({', '.join(shipped_names())})"
+    )
+    return f"agent {value!r}: a directory, not an agent file; {named}"
 
 
 def read_npz(path: Path) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:

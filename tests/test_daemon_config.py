@@ -179,6 +179,12 @@ def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     quiet.write_text(yaml.safe_dump({"pool": CONDOR, "state": {"directory": str(tmp_path)}}))
     assert main(["check-config", str(quiet)]) == 0
     assert "warning: policy.name: random (the default) gives no advice" in capsys.readouterr().err
+    forgetful = tmp_path / "forgetful.yaml"  # no journal: an idle policy's owner history is lost
+    config = {"pool": {**CONDOR, "journal": False}, "policy": {"name": "idle-min"}}
+    forgetful.write_text(yaml.safe_dump({**config, "state": {"directory": str(tmp_path)}}))
+    assert main(["check-config", str(forgetful)]) == 0
+    said = "warning: pool.journal: false; idle-min then forgets the machines' owner history"
+    assert said in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("pool: {kind: sim}\npublish: {advice_lifetime: -5}\n")
     assert main(["check-config", str(bad)]) == 2

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from configkit import example_with_token
 
 from advisor.cli import main
 from advisor.daemon.access import Access, exposure_warnings
@@ -191,6 +192,53 @@ def test_a_bad_entry_is_one_line_naming_key_and_entry(
     assert main(["check-config", str(path)]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_every_bad_entry_of_a_list_is_named_in_its_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "advisor.yaml"
+    publish = {"allow": ["10.0.0.0/8", "10.0.0.1/8", None, "foo..bar"], "admin": [None, "::1", 7]}
+    raw = {"pool": SIM, "publish": publish, "state": {"directory": str(tmp_path / "s")}}
+    path.write_text(yaml.safe_dump(raw))
+    assert main(["check-config", str(path)]) == 2
+    admin, allow = capsys.readouterr().err.splitlines()  # in the file's order (sorted keys)
+    assert (
+        "error: publish.allow: 3 bad entries: [1] '10.0.0.1/8' has host bits set; write the "
+        "network 10.0.0.0/8 or the address 10.0.0.1; [2] must be a non-empty string, got None; "
+        "[3] 'foo..bar' is not a network (10.0.0.0/8), address or resolvable host name ("
+    ) in allow
+    assert admin.endswith(
+        "error: publish.admin: 2 bad entries: [0] must be a non-empty string, got None; "
+        "[2] must be a non-empty string, got 7"
+    )
+
+
+def test_check_config_warns_of_a_documentation_network_left_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example's ``publish.allow`` holds 192.0.2.0/24 for the execute points: valid, but
+    no host has such an address, so the hooks would get 403 until it is replaced."""
+    assert main(["check-config", str(example_with_token(tmp_path))]) == 0
+    assert capsys.readouterr().err == (
+        "warning: publish.allow: 192.0.2.0/24 is a documentation network (an example's "
+        "placeholder that no host has); replace it with your execute points' networks\n"
+    )
+    path = tmp_path / "own.yaml"
+    publish = {
+        "listen": "0.0.0.0:9681",
+        "allow": ["10.0.0.0/8", "198.51.100.7", "203.0.113.0/25", "192.0.0.0/16"],
+        "admin": ["2001:db8::/48", "2001:db9::/32"],
+    }
+    raw = {"pool": SIM, "publish": publish, "state": {"directory": str(tmp_path / "s")}}
+    path.write_text(yaml.safe_dump(raw))
+    assert main(["check-config", str(path)]) == 0
+    warned = [line.split(" is ")[0] for line in capsys.readouterr().err.splitlines()]
+    assert warned == [
+        "warning: publish.allow: 198.51.100.7/32",
+        "warning: publish.allow: 203.0.113.0/25",
+        "warning: publish.admin: 2001:db8::/48",
+    ]
 
 
 @pytest.mark.parametrize(

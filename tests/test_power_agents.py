@@ -14,6 +14,8 @@ from dedicatedkit import random_workload, tiny_agent
 
 from advisor.agent_files import SHIPPED, read_agent, with_agent
 from advisor.cli import main
+from advisor.daemon.config import check_config
+from plugins.contract.config_checks import ConfigError
 from plugins.contract.policy import OptionError, PolicyContext
 from plugins.power.or_ppo import OrPpoPolicy
 from plugins.power.ppo import init_params
@@ -39,6 +41,31 @@ def test_without_an_agent_or_ppo_refuses_and_names_train_power(
     assert len(err) == 1 and "needs a trained agent" in err[0] and "train-power" in err[0]
     assert main([*SMALL, "--policy", "or-ppo", "--set", "agent=nope", "--out", str(tmp_path)]) == 2
     assert "no shipped agent of that name" in capsys.readouterr().err
+
+
+def test_a_directory_given_as_the_agent_is_named_as_one_with_the_file_expected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """train-power's ``--out`` given in place of its agent file: the error says it is a
+    directory and names the file to give (the one found there, else train-power's name)."""
+    out = tmp_path / "trained"
+    out.mkdir()
+    given = ["--policy", "or-ppo", "--set", f"agent={out}", "--out", str(tmp_path / "r")]
+    assert main([*SMALL, *given]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        f"agent '{out}': a directory, not an agent file; name the agent file train-power wrote "
+        "(train-power --out DIR writes DIR/or-ppo-LOG-agent.npz), or a shipped agent (hpc2n, nasa)"
+    )
+    agent = write_agent(out / "or-ppo-mine-agent.npz", tiny_agent(4)["params"], {})
+    write_agent(out / "or-ppo-mine.npz", tiny_agent(4)["params"], {})  # a checkpoint: not named
+    with pytest.raises(ConfigError) as raised:
+        options = {"agent": str(out)}
+        check_config({"pool": {"kind": "sim"}, "policy": {"name": "or-ppo", "options": options}})
+    assert str(raised.value) == (
+        f"policy.options.agent: agent '{out}': a directory, not an agent file; name one of the "
+        f"agent files in it: {agent}"
+    )
 
 
 def test_an_agent_reading_another_observation_is_refused_with_the_reason(tmp_path: Path) -> None:

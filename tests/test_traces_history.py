@@ -322,3 +322,27 @@ def test_a_global_job_id_names_a_job_without_cluster_id_in_every_file(tmp_path: 
     rotated.write_text(header + row.format(1))  # the same job 7.1, in the rotated file too
     assert main(["trace", "history", str(one), str(rotated), "--out", str(tmp_path)]) == 0
     assert read_jobs(tmp_path / "jobs.csv").job_id == ["7.0@ap1", "7.1@ap1"]
+
+
+def test_a_job_that_completed_before_it_started_is_left_out_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ad whose ``CompletionDate`` precedes its ``JobCurrentStartDate`` has no run time to
+    trust (not 0 s): the job is left out and counted, unless ``CommittedTime`` gives one."""
+    path = tmp_path / "history.txt"
+    path.write_text(
+        "ClusterId ProcId Owner QDate JobStatus CompletionDate JobCurrentStartDate CommittedTime\n"
+        "1 0 ann 1700000000 4 1700000500 1700000100 0\n"  # 400 s
+        "2 0 ann 1700000000 4 1700000100 1700000900 0\n"  # backwards: left out
+        "3 0 ann 1700000000 4 1700000100 1700000900 0\n"
+        "4 0 ann 1700000000 4 1700000100 1700000900 300\n"  # CommittedTime decides
+    )
+    assert main(["trace", "history", str(path), "--out", str(tmp_path / "out")]) == 0
+    jobs = read_jobs(tmp_path / "out" / "jobs.csv")
+    assert dict(zip(jobs.job_id, jobs.runtime.tolist(), strict=True)) == {"1.0": 400, "4.0": 300}
+    out = capsys.readouterr().out
+    assert "wrote 2 jobs" in out
+    assert (
+        "left out: 2 jobs: completed before it started (CompletionDate before "
+        "JobCurrentStartDate)\n"
+    ) in out

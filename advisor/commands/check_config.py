@@ -13,8 +13,9 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from advisor.daemon.access import exposure_warnings
+    from advisor.daemon.access import exposure_warnings, placeholder_warnings
     from advisor.daemon.config import load_config
+    from plugins.contract.registry import policy_class
 
     config = load_config(args.file)
     host, port = config.publish["listen"]
@@ -23,12 +24,24 @@ def run(args: argparse.Namespace) -> int:
     print(f"  policy   {config.policy['name']} {config.policy['options'] or ''}".rstrip())
     print(f"  listen   {host}:{port}")
     print(f"  state    {config.state['directory']}")
-    for warning in exposure_warnings(config.publish):  # valid, but hooks would be refused
+    for warning in [  # valid, but hooks would be refused
+        *exposure_warnings(config.publish),
+        *placeholder_warnings(config.publish),
+    ]:
         print(f"warning: {warning}", file=sys.stderr)
     if config.policy["name"] == "random" and not config.simulated:  # valid, but does nothing
         print(
             "warning: policy.name: random (the default) gives no advice; name a policy, e.g. "
             "frugal (the README's recommendation; htcondor-advisor policies lists them)",
+            file=sys.stderr,
+        )
+    if (
+        config.pool.get("journal") is False
+        and policy_class(config.policy["name"]).SNAPSHOT_LEAVES_OUT
+    ):
+        print(
+            f"warning: pool.journal: false; {config.policy['name']} then forgets the machines' "
+            "owner history at each restart (its snapshots leave it out); leave the journal on",
             file=sys.stderr,
         )
     return 0

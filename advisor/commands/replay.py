@@ -65,13 +65,14 @@ def add_pool_args(parser: argparse.ArgumentParser) -> None:
 
 @contextmanager
 def progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
-    """A percent bar on stderr that appears only when the replay takes more than 2 s."""
-    if not enabled:
+    """A percent bar on stderr that appears only when the replay takes more than 2 s, and
+    only on a terminal (``advisor.lab.progress``)."""
+    from advisor.lab.progress import on_terminal, terminal_bar
+
+    if not on_terminal(enabled):
         yield None
         return
-    from tqdm import tqdm
-
-    with tqdm(total=100, unit="%", delay=2.0, desc="replay", leave=False) as bar:
+    with terminal_bar(total=100, unit="%", delay=2.0, desc="replay", leave=False) as bar:
 
         def update(fraction: float) -> None:
             bar.update(round(fraction * 100) - bar.n)

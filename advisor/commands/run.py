@@ -149,7 +149,7 @@ def _run_twin(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     from advisor.lab.twin_run import TwinOptions, run_twin
     from simulator.campus.summary import format_table
 
-    show = not args.no_progress and config.pool["speed"] is None and sys.stderr.isatty()
+    show = not args.no_progress and config.pool["speed"] is None
     with progress_bar(show) as update:
         opts = TwinOptions(args.out, args.config, overrides(args), args.once, update)
         outcome = run_twin(config, control, opts)
@@ -179,15 +179,21 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     from advisor.daemon.runtime import Daemon, make_policy
     from advisor.daemon.schedule import run_live
     from advisor.lab.model_store import warm_start
+    from advisor.lab.relearn import refit_at_start, relearn, trained_until
 
     kind = POOL_KINDS[config.pool["kind"]]
     assert kind.build is not None, "every live pool kind has a factory"
     machines: dict = {}
     policy = make_policy(config, machines)
-    source, sinks = kind.build(live_pool_settings(config, policy.label))
+    settings = live_pool_settings(config, policy.label)
+    source, sinks = kind.build(settings)
     daemon = Daemon(config, policy, source, sinks, time.time, machines)
-    daemon.resume()
+    resumed = daemon.resume()
+    journal = settings["state_dir"]
+    relearn(daemon.host, resumed, None if journal is None else Path(journal))
+    had = trained_until(policy)
     warm_start(policy, config.learning["idle_models"])
+    refit = refit_at_start(policy, had)
     if args.once:
         advice = daemon.host.cycle(time.time())
         daemon.snapshot(time.time())
@@ -206,5 +212,5 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
         if args.config is not None:
             daemon.reload(args.config, overrides(args), None)
 
-    run_live(daemon, control, reload)
+    run_live(daemon, control, reload, retrain_now=refit)
     return 0

@@ -48,14 +48,13 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_history(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from advisor.lab.history_ads import read_history_ads
     from advisor.lab.history_trace import READ, history_jobs
+    from advisor.lab.progress import terminal_bar
     from simulator.traces import write_jobs
 
     histories = [
-        (path, tqdm(read_history_ads(path, READ), desc=path.name, unit=" ads", disable=None))
+        (path, terminal_bar(read_history_ads(path, READ), desc=path.name, unit=" ads"))
         for path in history_files(args.files)
     ]
     found = history_jobs(histories)

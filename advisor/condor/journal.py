@@ -40,6 +40,11 @@ class Journal:
             with _private(self.dir / "events.jsonl", os.O_APPEND) as out:
                 out.writelines(lines)
 
+    def size(self) -> int:
+        """Bytes of events written so far: where a snapshot taken now stands in the journal."""
+        path = self.dir / "events.jsonl"
+        return path.stat().st_size if path.exists() else 0
+
     def save_machines(self, machines: Mapping[str, MachineInfo]) -> None:
         path = self.dir / "machines.json"
         tmp = path.with_suffix(".tmp")

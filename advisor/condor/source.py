@@ -248,6 +248,7 @@ class CondorPoolSource:
             "machines": self.tracker.state(),
             "schedds": {**self.restored, **{s.name: s.state() for s in self.schedds}},
             "event_log": self.event_log.state() if self.event_log else None,
+            "journal_bytes": self.journal.size() if self.journal else None,
         }
 
     def restore(self, cursor: Mapping[str, Any]) -> None:

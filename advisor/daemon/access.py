@@ -18,6 +18,11 @@ from typing import Any
 Network = IPv4Network | IPv6Network
 LOOPBACK: tuple[Network, ...] = (ip_network("127.0.0.0/8"), ip_network("::1/128"))
 HOOKS, ADMINS = "publish.allow", "publish.admin"
+DOCUMENTATION: tuple[Network, ...] = tuple(
+    ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+)
+"""Networks reserved for examples (RFC 5737's TEST-NETs, RFC 3849): no host is given such an
+address, so in a list they are a placeholder left in (``examples/advisor.yaml`` has one)."""
 
 
 def admin_path(path: str) -> bool:
@@ -86,6 +91,24 @@ def exposure_warnings(publish: Mapping[str, Any]) -> list[str]:
         f"publish.listen {shown} is reachable from other hosts but {HOOKS} admits only "
         f"loopback: execute points' hooks will get 403; list their networks in {HOOKS}"
     ]
+
+
+def placeholder_warnings(publish: Mapping[str, Any]) -> list[str]:
+    """Entries within a documentation network: valid, so the file loads, but they admit nobody,
+    and the hosts meant to read still get 403. ``check-config`` says which to replace."""
+    meant = {HOOKS: "your execute points' networks", ADMINS: "your administrators' hosts"}
+    return [
+        f"{key}: {network} is a documentation network (an example's placeholder that no host "
+        f"has); replace it with {meant[key]}"
+        for key, networks in ((HOOKS, publish["allow"]), (ADMINS, publish["admin"]))
+        for network in networks
+        if _documentation(network)
+    ]
+
+
+def _documentation(network: Network) -> bool:
+    """Whether ``network`` lies within one (both its ends; another family is never in)."""
+    return any(network[0] in doc and network[-1] in doc for doc in DOCUMENTATION)
 
 
 def _loopback(host: str) -> bool:

@@ -121,8 +121,17 @@ def networks(raw: Any, path: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv
     if not isinstance(items, list):
         raise fail(path, f"must be a list, each {NETWORKS}", raw)
     out: dict[ipaddress.IPv4Network | ipaddress.IPv6Network, None] = {}
+    bad: list[str] = []
     for i, item in enumerate(items):
-        out.update(dict.fromkeys(_network(item, f"{path}[{i}]")))
+        try:
+            out.update(dict.fromkeys(_network(item, f"{path}[{i}]")))
+        except ConfigError as exc:
+            bad.append(str(exc))
+    if len(bad) == 1:
+        raise ConfigError(bad[0])
+    if bad:  # every one named at once: a list is fixed in one edit, not an entry per run
+        entries = "; ".join(line.removeprefix(path).replace("]: ", "] ", 1) for line in bad)
+        raise ConfigError(f"{path}: {len(bad)} bad entries: {entries}")
     return tuple(out)
 
 

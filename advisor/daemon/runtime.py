@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.agent_files import with_agent
-from advisor.daemon.access import Access, exposure_warnings
+from advisor.daemon.access import Access, exposure_warnings, placeholder_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
 from advisor.daemon.config_policy import check_oracle
@@ -198,7 +198,8 @@ class Daemon:
         )
         self.server = AdviceServer(endpoint, host, port)
         self.server.start()
-        for warning in exposure_warnings(self.config.publish):
+        publish = self.config.publish
+        for warning in [*exposure_warnings(publish), *placeholder_warnings(publish)]:
             log.warning("%s", warning)
         return self.server.address
 

@@ -23,7 +23,11 @@ from advisor.daemon.signals import Control
 log = logging.getLogger("htcondor_advisor.schedule")
 
 
-def build_scheduler(daemon: Daemon, clock: Callable[[], float]) -> BackgroundScheduler:
+def build_scheduler(
+    daemon: Daemon, clock: Callable[[], float], retrain_now: bool = False
+) -> BackgroundScheduler:
+    """``retrain_now``: also fit the models once at start, in the background (a restart lost
+    them: snapshots keep none), rather than serve neutral advice until the next retraining."""
     config, host = daemon.config, daemon.host
     scheduler = BackgroundScheduler(
         executors={"default": ThreadPoolExecutor(2), "retrain": ThreadPoolExecutor(1)},
@@ -52,6 +56,8 @@ def build_scheduler(daemon: Daemon, clock: Callable[[], float]) -> BackgroundSch
         executor="retrain",
         misfire_grace_time=3600,
     )
+    if retrain_now:
+        scheduler.add_job(lambda: host.retrain(clock()), id="retrain-at-start", executor="retrain")
 
     def on_event(event: JobEvent) -> None:
         if event.code == EVENT_JOB_ERROR:
@@ -89,13 +95,14 @@ def run_live(
     control: Control,
     reload: Callable[[], None],
     clock: Callable[[], float] = time.time,
+    retrain_now: bool = False,
 ) -> None:
     """Serve until SIGTERM/SIGINT: first cycle at once, then on the timetable."""
     from advisor.daemon.notify import sd_notify
 
     daemon.host.cycle(clock())
     address = daemon.start_endpoint()
-    scheduler = build_scheduler(daemon, clock)
+    scheduler = build_scheduler(daemon, clock, retrain_now)
     scheduler.start()
     sd_notify(f"READY=1\nSTATUS=serving advice on {address}")
     try:

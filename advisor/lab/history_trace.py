@@ -39,6 +39,8 @@ GLOBAL_JOB_ID = re.compile(r"^([^#]+)#(\d+\.\d+)#")
 REMOVED, COMPLETED = 3, 4
 IN_A_SLOT = {5, 10, 13}
 """Universes whose jobs run in an execute point's slot: vanilla (and container), java, vm."""
+BACKWARDS = "completed before it started (CompletionDate before JobCurrentStartDate)"
+"""Why a job whose ad contradicts itself is left out rather than given a run time of 0."""
 ELSEWHERE = {
     7: "scheduler universe (DAGMan and the like)",
     12: "local universe",
@@ -85,23 +87,25 @@ def _required(
     return value
 
 
-def needed_seconds(ad: classad2.ClassAd) -> tuple[float, bool] | None:
-    """(seconds the completed attempt ran, whether that is only an upper bound), or None.
+def needed_seconds(ad: classad2.ClassAd) -> tuple[float, bool] | str:
+    """(seconds the completed attempt ran, whether that is only an upper bound), or why the ad
+    tells no run time.
 
     ``CommittedTime`` leaves out the attempts evicted without a checkpoint; the last start to
     the completion is that attempt too; ``RemoteWallClockTime`` sums every attempt, so it is the
-    attempt itself only when the job started once.
+    attempt itself only when the job started once. A completion before the last start is an ad
+    whose times contradict each other: no run time of it can be trusted, not even 0.
     """
     committed = _number(ad, "CommittedTime")
     if committed > 0:
         return committed, False
     done, began = _number(ad, "CompletionDate"), _number(ad, "JobCurrentStartDate")
     if done > 0 and began > 0:
-        return max(done - began, 0.0), False
+        return (done - began, False) if done >= began else BACKWARDS
     wall = _number(ad, "RemoteWallClockTime", -1.0)
     if wall >= 0:
         return wall, _number(ad, "NumJobStarts", 2.0) != 1
-    return None
+    return "completed, without a run time"
 
 
 def job_id_of(ad: classad2.ClassAd, place: int) -> str:
@@ -141,8 +145,8 @@ def _row(path: str | PathLike[str], ad: classad2.ClassAd, index: int) -> _Row | 
     status = status or (COMPLETED if _number(ad, "CompletionDate") > 0 else REMOVED)
     if status == COMPLETED:
         needed = needed_seconds(ad)
-        if needed is None:
-            return "completed, without a run time"
+        if isinstance(needed, str):
+            return needed
         return _Row(submit, user, needed[0], np.inf, cpus, memory, needed[1])
     if status == REMOVED:
         removed = _number(ad, "EnteredCurrentStatus")

@@ -115,8 +115,8 @@ def load_models(directory: Path) -> tuple[dict[str, ModelPair], float]:
 
 def warm_start(policy: Policy, directory: Path | None) -> None:
     """Install a store's models (``learning.idle_models``). A live idle policy otherwise serves
-    neutral advice until its first retraining, up to a month away, and again after each
-    restart, since its snapshots keep no models (they go to a store)."""
+    neutral advice until its first retraining, up to a month away (after a restart it refits
+    the models it had at once, on the history relearned from its journal: ``relearn``)."""
     if directory is None:
         return
     assert isinstance(policy, IdlePolicy), "check_config allows the key for idle-* only"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import TypeVar
 
-from tqdm import tqdm
+from advisor.lab.progress import terminal_bar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -35,7 +35,7 @@ def run_parallel(
     failed task or a Ctrl-C stops the others at once.
     """
     workers = min(workers or default_workers(), len(tasks)) or 1
-    bar = tqdm(total=len(tasks), desc=desc, unit="run", disable=not progress, leave=False)
+    bar = terminal_bar(total=len(tasks), wanted=progress, desc=desc, unit="run", leave=False)
     try:
         if workers == 1:
             results = []

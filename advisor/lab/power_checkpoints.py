@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor.agent_files import read_npz
+from advisor.agent_files import AGENT_FILE, read_npz
 from plugins.power.ppo import Adam, Params
 
 
@@ -32,7 +32,7 @@ def shipped_path(out: str, workload: str) -> Path:
 def agent_file(out: str, workload: str) -> Path:
     """The chosen agent's weights and training record alone: what ``or-ppo agent=PATH`` reads
     and what is shipped (``advisor/power_agents``)."""
-    return Path(out) / f"or-ppo-{workload}-agent.npz"
+    return Path(out) / AGENT_FILE.format(workload)
 
 
 def save_checkpoint(path: Path, params: Params, opt: Adam, meta: dict[str, Any]) -> None:

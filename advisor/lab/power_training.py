@@ -30,6 +30,7 @@ from advisor.lab.power_checkpoints import (
 )
 from advisor.lab.power_curve import plot_curve
 from advisor.lab.power_warm_start import warm_start
+from advisor.lab.progress import terminal_bar
 from plugins.power.features import HISTORY, OBSERVATION_SIZE
 from plugins.power.ppo import Adam, Params, PpoConfig, init_params, ppo_update
 from simulator.dedicated.catalog import ClusterLog, load_days
@@ -135,7 +136,9 @@ def train_power(args: argparse.Namespace) -> None:
     print(f"{args.log.name}: {len(fit)} training days to fit, {len(val)} to validate, "
           f"{len(test)} test days held out")  # fmt: skip
     prior_s = float(meta["seconds"])
-    bar = tqdm(total=args.iterations, initial=meta["iteration"], desc="iterations", unit="it")
+    bar = terminal_bar(
+        total=args.iterations, initial=meta["iteration"], desc="iterations", unit="it"
+    )
     try:
         _train(params, opt, meta, path, train, fit, validation, stop, args, rng, bar)
     finally:

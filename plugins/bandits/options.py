@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plugins.bandits.history import parse_history
+from plugins.contract.option_pairs import parse_switch
 from plugins.contract.policy import Option
 
 
@@ -25,15 +26,6 @@ class EpsilonBoost:
 
 def _unit(value: float) -> str | None:
     return None if 0.0 <= value <= 1.0 else "must be between 0 and 1"
-
-
-def parse_flag(text: str) -> bool:
-    low = text.strip().lower()
-    if low in ("1", "true", "yes", "on"):
-        return True
-    if low in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
 
 
 def parse_initial(text: str) -> EpsilonBoost | None:
@@ -80,11 +72,11 @@ BANDIT_OPTIONS = {
         parse_diverge,
         "RATIO:N:EPS: epsilon EPS while the last N rewards average below RATIO x best (4.4.2)",
     ),
-    "prune_full": Option(True, parse_flag, "offer only actions that can take a job now (4.4.3)"),
-    "untried_zero": Option(True, parse_flag, "value untried actions at 0 (sec. 4.4.3)"),
+    "prune_full": Option(True, parse_switch, "offer only actions that can take a job now (4.4.3)"),
+    "untried_zero": Option(True, parse_switch, "value untried actions at 0 (sec. 4.4.3)"),
     # On by default: on the campus year it saves more energy at lower overhead than without
     # (seed 1, eps 0.1: 68.5 % of random's energy at 1.04 x overhead, against 76.0 % at 1.29 x).
     "reboot_rule": Option(
-        True, parse_flag, "never start a job whose prior runtime would cross the reboot (4.4.3)"
+        True, parse_switch, "never start a job whose prior runtime would cross the reboot (4.4.3)"
     ),
 }

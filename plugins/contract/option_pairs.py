@@ -24,6 +24,20 @@ def parse_sets(pairs: list[str] | None) -> dict[str, str]:
     return options
 
 
+SWITCH_ON, SWITCH_OFF = ("on", "true", "yes", "1"), ("off", "false", "no", "0")
+"""The words a switch takes, in any case: one vocabulary for every policy's switches, so a
+user need not know whether a policy calls its own true/false or on/off."""
+SWITCH_WORDS = ", ".join(f"{on}/{off}" for on, off in zip(SWITCH_ON, SWITCH_OFF, strict=True))
+
+
+def parse_switch(text: str) -> bool:
+    """A switch's word as a user types it; anything else is an error naming every word taken."""
+    word = text.strip().lower()
+    if word in SWITCH_ON or word in SWITCH_OFF:
+        return word in SWITCH_ON
+    raise ValueError(f"must be a switch: {SWITCH_WORDS}")
+
+
 def option_text(value: Any) -> str:
     """``value`` as the text an option's parser reads back: ``off`` for None (the parsers of the
     optional variants read it), true/false, comma-separated lists and ``k=v`` maps, and a

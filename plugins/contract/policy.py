@@ -141,6 +141,10 @@ class Policy(ABC):
     """Reads the future (``context.oracle``): replays only, refused live."""
     TAKES_IDLE_MODELS: ClassVar[bool] = False
     """Starts from stored idle-time models (``install``; a store ``train-idle`` wrote)."""
+    SNAPSHOT_LEAVES_OUT: ClassVar[frozenset[type]] = frozenset()
+    """Machine event kinds whose learning ``state_dict`` leaves out, being too bulky to rewrite
+    every few minutes (a year of owner sessions); a live daemon feeds them again at start from
+    its journal, up to where the snapshot had learned."""
     SERVES: ClassVar[frozenset[str]] = frozenset({"campus"})
     """The models it can act in (``registry.MODELS``); ``registry.policy_for`` refuses the rest."""
     ASKS_ONLY_WHEN_FREED: ClassVar[bool] = False

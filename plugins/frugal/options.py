@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from plugins.contract.option_pairs import SWITCH_WORDS, parse_switch
 from plugins.contract.policy import Option
 from plugins.frugal.suspects import TRUSTED_BATCHES
 
@@ -13,8 +14,15 @@ def _share(value: float) -> str | None:
     return None if 0.0 <= value < 1.0 else "must be at least 0 and below 1 (0: off)"
 
 
-def _on_off(value: str) -> str | None:
-    return None if value in ("on", "off") else "must be on or off"
+def _on_off(text: str) -> str:
+    """A switch, kept as ``on`` or ``off`` whichever word turned it: the policy and what
+    records its options compare those two only."""
+    return "on" if parse_switch(text) else "off"
+
+
+def _switched(value: str) -> str | None:
+    """Text comes parsed to on/off; a value given as no text (a bool) skipped the parser."""
+    return None if value in ("on", "off") else f"must be a switch as text: {SWITCH_WORDS}"
 
 
 def _payback(value: str) -> str | None:
@@ -58,25 +66,25 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
     ),
     "futile_later": Option(
         "on",
-        str,
+        _on_off,
         "hold no class where a start now is at least as likely to complete as any start "
         "later within the day (futile.py; off: frugal 9, which held a class no start could "
         "likely finish until the day's bound released it)",
-        _on_off,
+        _switched,
     ),
     "cut_short": Option(
         "on",
-        str,
+        _on_off,
         "rank the class of jobs that ran 23 hours, longer than any completed job needed, "
         "where an attempt is stopped soonest, never held (cut_short.py; off: frugal 5)",
-        _on_off,
+        _switched,
     ),
     "cut_short_batches": Option(
         "on",
-        str,
+        _on_off,
         "rank the other jobs of such a job's batch in that class too and keep them off after "
         "each eviction, until a job of the batch completes (batch_class.py; off: frugal 6)",
-        _on_off,
+        _switched,
     ),
     "user_quantile": Option(
         0.1,
@@ -87,11 +95,11 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
     ),
     "reboot_wait": Option(
         "on",
-        str,
+        _on_off,
         "hold a new job until the nightly reboot has passed where all but user_quantile of its "
         "user's recent runtimes (else the pool's) are longer than the time left (reboot_wait.py; "
         "off: frugal 12)",
-        _on_off,
+        _switched,
     ),
     "payback": Option(
         "spread",
@@ -103,10 +111,10 @@ FRUGAL_OPTIONS: Mapping[str, Option] = {
     ),
     "payback_queue": Option(
         "on",
-        str,
+        _on_off,
         "expect a held job to start later among as many of the safest machines as jobs of its "
         "class have waited for less than a day (waiting.py; off: frugal 10)",
-        _on_off,
+        _switched,
     ),
     "payback_later": Option(
         0.0,

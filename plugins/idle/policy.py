@@ -44,6 +44,7 @@ class IdlePolicy(Policy):
     OPTIONS = IDLE_OPTIONS
     TAKES_IDLE_MODELS = True
     WANTS = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged, AttemptEnded})
+    SNAPSHOT_LEAVES_OUT = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged})
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(context, options)
@@ -156,7 +157,8 @@ class IdlePolicy(Policy):
         )
 
     def state_dict(self) -> dict[str, Any]:
-        """Scores and training log (the models themselves go to the model store)."""
+        """Scores and training log. The machines' histories are relearned from the daemon's
+        journal (``SNAPSHOT_LEAVES_OUT``); the models are refitted on them or read from a store."""
         return {"trainer": self.trainer.state_dict(), "longest": dict(self.longest)}
 
     def load_state(self, state: Mapping[str, Any]) -> None:

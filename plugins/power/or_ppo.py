@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from plugins.contract.option_pairs import parse_switch
 from plugins.contract.policy import Option, OptionError, PolicyContext
 from plugins.power.base import PowerPolicy, idle_longer_than
 from plugins.power.features import HISTORY, OBSERVATION_SIZE, History
@@ -43,12 +44,6 @@ def _agent_name(text: str) -> str | None:
     return None if text in ("", "off") else text
 
 
-def _on_off(text: str) -> bool:
-    if text.lower() not in {"true", "false", "1", "0", "yes", "no"}:
-        raise ValueError("use true or false")
-    return text.lower() in {"true", "1", "yes"}
-
-
 class OrPpoPolicy(PowerPolicy):
     """Actor of an actor-critic MLP; greedy by default, sampling when ``sample=true`` (training)."""
 
@@ -56,7 +51,9 @@ class OrPpoPolicy(PowerPolicy):
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "hidden": Option(64, int, "units per hidden layer of the MLP", _positive),
         "levels": Option(8, int, "reservation sizes k*G/levels, k=0..levels (G: all)", _positive),
-        "sample": Option(False, _on_off, "sample actions (training) instead of the most likely"),
+        "sample": Option(
+            False, parse_switch, "sample actions (training) instead of the most likely"
+        ),
         "base_t": Option(
             0.0, float, "idle minutes before an unreserved node goes off", _non_negative
         ),

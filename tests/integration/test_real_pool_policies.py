@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from advisor.cli import main
 from advisor.lab.daemon_process import DaemonProcess
 from integration.conftest import TEST_POLICIES, pool_state, running_job_ads, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, DOMAIN, ChrootPool
@@ -47,6 +48,7 @@ class LiveRun:
     snapshots: dict[str, dict]
     codes: dict[str, int]
     seconds: float
+    dirs: dict[str, Path]
 
 
 def metric(text: str, name: str, **labels: str) -> float:
@@ -131,7 +133,7 @@ def live_run(
             daemon.proc.send_signal(signal.SIGTERM)
         codes = {n: d.finish(60) for n, d in daemons.items()}
         snapshots = {n: _newest_snapshot(dirs[n]) for n in LIVE}
-        yield LiveRun(daemons, metrics, health, advice, snapshots, codes, seconds)
+        yield LiveRun(daemons, metrics, health, advice, snapshots, codes, seconds, dirs)
     finally:
         for daemon in daemons.values():
             if daemon.proc.poll() is None:
@@ -140,6 +142,24 @@ def live_run(
         pool.run("condor_rm", "-all", check=False)
         for name in pool.names:
             pool.set_owner_schedule(name, [])
+
+
+def test_a_restarted_idle_policy_learns_its_owner_history_again(
+    live_run: LiveRun, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its snapshot keeps no owner sessions (a year has millions); the journal does, and a
+    restart feeds them again up to where the snapshot stood (advisor/lab/relearn.py)."""
+    directory = live_run.dirs["idle-min"]
+    known = {m["name"] for m in live_run.snapshots["idle-min"]["machines"]}
+    kinds = {"OwnerSessionStarted", "OwnerSessionEnded", "MachinePowerChanged"}
+    lines = (directory / "state" / "condor-journal" / "events.jsonl").read_text().splitlines()
+    journaled = [json.loads(line) for line in lines]
+    owners = [e for e in journaled if e["kind"] in kinds and e["machine"] in known]
+    assert any(e["kind"] == "OwnerSessionStarted" for e in owners), "the victim's owner"
+    with caplog.at_level("INFO", logger="htcondor_advisor"):
+        assert main(["run", "--config", str(directory / "advisor.yaml"), "--once"]) == 0
+    capsys.readouterr()
+    assert f"idle-min/1 learned {len(owners)} events again from the journal" in caplog.text
 
 
 def _running_long() -> list[str]:

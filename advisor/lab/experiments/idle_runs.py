@@ -11,11 +11,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from advisor.arg_types import count, output_directory, positive_number, whole_number
 from advisor.lab.idle_training import load_history
 from advisor.lab.parallel import run_parallel
+from advisor.lab.progress import terminal_bar
 from advisor.lab.training_map import Map, cached_map, process_map
 from plugins.contract.option_pairs import parse_sets
 from simulator.campus.month_stats import month_starts
@@ -87,7 +86,7 @@ def monthly_accuracy(
     policy = build_policy(policy_name, trace, options, seed=seed, parallel_map=fits)
     assert isinstance(policy, IdlePolicy)
     boundaries = [t for t in month_starts(trace.start, trace.end) if trace.start < t < trace.end]
-    for t in tqdm(boundaries, desc=f"months seed {seed}", leave=False):
+    for t in terminal_bar(boundaries, desc=f"months seed {seed}", leave=False):
         load_history(policy, trace, t)
         policy.retrain(t)
     load_history(policy, trace, trace.end)

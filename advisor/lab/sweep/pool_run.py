@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from advisor.lab.progress import terminal_bar
 from advisor.lab.sweep.record import DONE, FAILED, SUBMITTED, SweepError, SweepRecord
 
 JOB_MAIN = "advisor.lab.sweep.job_main"
@@ -154,7 +155,8 @@ def follow(schedd: Any, record: SweepRecord, jobs: dict[tuple[int, int], str], d
     pending = dict(jobs)
     done = len(record.ids) - len(jobs)
     log = htcondor2.JobEventLog(str(record.root.resolve() / "jobs.log"))
-    with tqdm(total=len(record.ids), initial=done, desc=desc, unit="task", leave=False) as bar:
+    total = len(record.ids)
+    with terminal_bar(total=total, initial=done, desc=desc, unit="task", leave=False) as bar:
         while pending:
             for event in log.events(stop_after=1):
                 tid = pending.get((event.cluster, event.proc))

@@ -1,0 +1,74 @@
+"""What a snapshot leaves out, learned again from the daemon's journal when it starts.
+
+An idle-time policy learns every machine's owner sessions and reboots: a campus year has millions,
+too many to rewrite into a snapshot every few minutes (``Policy.SNAPSHOT_LEAVES_OUT``). The
+journal keeps them anyway, append-only, and the snapshot's source cursor says how far into it the
+policy had learned (``journal_bytes``). Exactly those events are fed again; the source, resumed
+from the same cursor, reports what came after, so nothing is learned twice. Its models, which a
+snapshot keeps neither (they are pickles), are then fitted again at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from advisor.daemon.host import PolicyHost
+from advisor.daemon.notify import sd_notify
+from plugins.contract.policy import Policy
+from plugins.idle.policy import IdlePolicy
+
+log = logging.getLogger("htcondor_advisor.daemon")
+PROGRESS = 500_000
+"""Events between two notes to systemd that the start is still under way."""
+
+
+def relearn(host: PolicyHost, resumed: Mapping[str, Any] | None, state_dir: Path | None) -> int:
+    """Feed the host's policy the journal's events its snapshot ``resumed`` leaves out; how many.
+
+    ``state_dir`` is where the journal is (None: ``pool.journal`` is off)."""
+    kinds = host.policy.SNAPSHOT_LEAVES_OUT
+    if not kinds or resumed is None:
+        return 0
+    until = resumed["cursor"].get("journal_bytes")
+    if until is None or state_dir is None:
+        log.warning(
+            "%s resumes without the owner sessions it had learned: its snapshot names no place "
+            "in a journal (pool.journal: true keeps them from the next start on)",
+            host.policy.label,
+        )
+        return 0
+    from advisor.lab.journal_read import read_events  # the trace readers, only when needed
+    from simulator.traces.errors import TraceError
+
+    fed = 0
+    with host.lock:
+        try:
+            for event in read_events(state_dir, until, kinds):
+                if getattr(event, "machine", None) in host.machines:
+                    host.policy.observe(event)
+                    fed += 1
+                    if fed % PROGRESS == 0:  # a campus year takes 26 s; systemd waits 90 s
+                        sd_notify(f"EXTEND_TIMEOUT_USEC=60000000\nSTATUS=relearned {fed} events")
+        except TraceError as exc:  # the advice goes on; what was not relearned is said
+            label = host.policy.label
+            log.warning("%s; %s relearned only the %d events before it", exc, label, fed)
+            return fed
+    log.info("%s learned %d events again from the journal", host.policy.label, fed)
+    return fed
+
+
+def trained_until(policy: Policy) -> float | None:
+    """The cut-off of the policy's last training, models kept or not (None: never trained, or a
+    policy without idle-time models)."""
+    return policy.trainer.trained_until if isinstance(policy, IdlePolicy) else None
+
+
+def refit_at_start(policy: Policy, had: float | None) -> bool:
+    """Whether to retrain at once: the snapshot's policy had been trained (``had``: up to when),
+    and the models it starts with are none, or a store's older ones."""
+    if had is None or not isinstance(policy, IdlePolicy):
+        return False
+    return not policy.models or (policy.trainer.trained_until or 0.0) < had

@@ -1,0 +1,1 @@
+"""An example site policy for htcondor-advisor (docs/writing-a-policy.md)."""

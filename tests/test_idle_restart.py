@@ -1,0 +1,163 @@
+"""A restarted daemon keeps what an idle-time policy learned: the owner sessions and reboots its
+snapshot leaves out come back from the journal, up to where the snapshot stood, and models
+fitted on them again predict as those the restart lost."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from advisor.condor.journal import Journal
+from advisor.daemon.host import PolicyHost
+from advisor.daemon.metrics import DaemonMetrics
+from advisor.lab.relearn import refit_at_start, relearn, trained_until
+from advisor.ports import Observation
+from plugins.contract.events import (
+    Event,
+    MachinePowerChanged,
+    OwnerSessionEnded,
+    OwnerSessionStarted,
+    PowerState,
+)
+from plugins.contract.policy import MachineInfo, PolicyContext
+from plugins.idle.policy import IdleMinPolicy
+
+DAY = 86400.0
+START = 1262304000.0  # 2010-01-01
+MACHINES = {n: MachineInfo(n, "lab", "Normal", 57.0, 40.0, 2.0) for n in ("pc1", "pc2")}
+SMALL = {"trees": 3, "max_depth": 4, "mlp_epochs": 3, "max_samples": 200}
+
+
+class Unpolled:
+    """The host's source; relearning reads the journal, never the pool."""
+
+    def poll(self, now: float) -> Observation:
+        raise AssertionError("relearning must not poll the pool")
+
+    def cursor(self) -> dict[str, Any]:
+        return {}
+
+    def restore(self, cursor: Any) -> None:
+        pass
+
+
+def host_of(policy: IdleMinPolicy) -> PolicyHost:
+    host = PolicyHost(policy, Unpolled(), [], DaemonMetrics(lambda: 0.0), 600.0)
+    host.join(MACHINES)
+    return host
+
+
+def idle_policy() -> IdleMinPolicy:
+    return IdleMinPolicy(PolicyContext(machines=dict(MACHINES), seed=3), SMALL)
+
+
+def owner_days(days: int) -> list[Event]:
+    """Both machines' owners, a few sessions a day, and the nightly reboot, in time order."""
+    rng = np.random.default_rng(7)
+    events: list[Event] = []
+    for day in range(days):
+        base = START + day * DAY
+        for machine in MACHINES:
+            events.append(MachinePowerChanged(base + 3 * 3600, machine, PowerState.REBOOTED))
+            for hour in sorted(rng.uniform(8, 20, size=3)):
+                login = base + hour * 3600
+                events.append(OwnerSessionStarted(login, machine))
+                events.append(OwnerSessionEnded(login + rng.uniform(600, 3000), machine))
+    return sorted(events, key=lambda e: e.time)
+
+
+def test_only_the_events_before_the_snapshot_are_learned_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    journal = Journal(tmp_path)
+    journal.append(
+        [
+            OwnerSessionStarted(100.0, "pc1"),
+            OwnerSessionEnded(200.0, "pc1"),
+            MachinePowerChanged(300.0, "pc2", PowerState.REBOOTED),
+            OwnerSessionStarted(350.0, "elsewhere"),  # a machine the snapshot does not know
+        ]
+    )
+    snapshot = {"cursor": {"journal_bytes": journal.size()}}
+    journal.append([OwnerSessionStarted(400.0, "pc1")])  # after the snapshot: the pool reports it
+    policy = idle_policy()
+    with caplog.at_level(logging.INFO):
+        assert relearn(host_of(policy), snapshot, tmp_path) == 3
+    assert "idle-min/1 learned 3 events again from the journal" in caplog.text
+    pc1, pc2 = policy.histories["pc1"], policy.histories["pc2"]
+    assert (list(pc1.logins), list(pc1.logouts), pc1.owners) == ([100.0], [200.0], 0)
+    assert list(pc2.reboots) == [300.0]
+
+
+def test_a_snapshot_that_names_no_place_in_a_journal_says_what_is_lost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    Journal(tmp_path).append([OwnerSessionStarted(100.0, "pc1")])
+    policy = idle_policy()
+    assert relearn(host_of(policy), {"cursor": {"journal_bytes": None}}, tmp_path) == 0
+    assert "resumes without the owner sessions it had learned" in caplog.text
+    assert "pool.journal: true" in caplog.text
+    assert list(policy.histories["pc1"].logins) == []
+
+
+def test_a_journal_lost_or_damaged_is_said_and_the_daemon_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    journal = Journal(tmp_path)
+    journal.append([OwnerSessionStarted(100.0, "pc1"), OwnerSessionEnded(200.0, "pc1")])
+    snapshot = {"cursor": {"journal_bytes": journal.size()}}
+    events = tmp_path / "condor-journal" / "events.jsonl"
+    lines = events.read_text().splitlines(keepends=True)
+    events.write_text(lines[0] + '{"kind": "OwnerSessionEnded", "time": -1, "machine": "pc1"}\n')
+    policy = idle_policy()
+    assert relearn(host_of(policy), snapshot, tmp_path) == 1
+    assert "events.jsonl:2" in caplog.text
+    assert "relearned only the 1 events before it" in caplog.text
+    events.unlink()  # an administrator cleaned the state directory up
+    assert relearn(host_of(idle_policy()), snapshot, tmp_path) == 0
+    assert "no such file" in caplog.text
+
+
+def test_a_restarted_policy_refits_the_models_it_had(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    events = owner_days(40)
+    before = idle_policy()
+    for event in events:
+        before.observe(event)
+    journal.append(events)
+    cutoff = START + 40 * DAY
+    before.retrain(cutoff)
+    assert before.models, "forty days of two machines train a model each"
+    snapshot = {
+        "cursor": {"journal_bytes": journal.size()},
+        "state": json.loads(json.dumps(before.state_dict())),
+    }
+
+    after = idle_policy()
+    after.load_state(snapshot["state"])
+    assert relearn(host_of(after), snapshot, tmp_path) == len(events)
+    had = trained_until(after)
+    assert had == cutoff and not after.models  # the snapshot keeps no models
+    assert refit_at_start(after, had)
+    after.retrain(cutoff)
+    for machine in MACHINES:
+        for hours in (1.0, 5.0, 30.0):
+            now = cutoff + hours * 3600
+            free_since = now - 1800
+            assert after.predict(machine, now, free_since) == before.predict(
+                machine, now, free_since
+            )
+
+
+def test_refit_only_when_the_models_at_start_are_older_than_those_lost() -> None:
+    policy = idle_policy()
+    assert not refit_at_start(policy, None)  # never trained: nothing was lost
+    policy.install({"pool": object()}, trained_until=START)  # type: ignore[dict-item]
+    assert refit_at_start(policy, START + DAY)  # the store's models are a day older
+    assert not refit_at_start(policy, START)  # the store's are the ones it had
+    assert not refit_at_start(policy, START - DAY)

@@ -1,0 +1,79 @@
+"""Every policy's switches take the same words (on/off, true/false, yes/no, 1/0): frugal's are
+kept as on/off whichever word turned them, so its results do not depend on the word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.daemon.config import check_config
+from plugins.bandits.placement import ComputerBandit
+from plugins.contract.config_checks import ConfigError
+from plugins.contract.policy import OptionError, Policy, parse_options
+from plugins.frugal.policy import FrugalPolicy
+from plugins.power.or_ppo import OrPpoPolicy
+
+WORDS = "on/off, true/false, yes/no, 1/0"
+SWITCHES = ("futile_later", "cut_short", "cut_short_batches", "reboot_wait", "payback_queue")
+ON = [("on", "on"), ("true", "on"), ("Yes", "on"), ("1", "on")]
+OFF = [("off", "off"), ("FALSE", "off"), ("no", "off"), ("0", "off")]
+
+
+@pytest.mark.parametrize(("word", "kept"), [*ON, *OFF])
+def test_frugal_keeps_any_switch_word_as_on_or_off(word: str, kept: str) -> None:
+    assert parse_options(FrugalPolicy, dict.fromkeys(SWITCHES, word)) == (
+        parse_options(FrugalPolicy, {}) | dict.fromkeys(SWITCHES, kept)
+    )
+    assert parse_options(ComputerBandit, {"prune_full": word})["prune_full"] is (kept == "on")
+    assert parse_options(OrPpoPolicy, {"sample": word})["sample"] is (kept == "on")
+
+
+@pytest.mark.parametrize(
+    ("policy", "option", "value"),
+    [
+        (FrugalPolicy, "cut_short", "maybe"),
+        (FrugalPolicy, "reboot_wait", True),  # no text: skipped the parser, refused alike
+        (ComputerBandit, "prune_full", "maybe"),
+        (OrPpoPolicy, "sample", "y"),
+    ],
+)
+def test_a_word_no_switch_takes_is_refused_with_every_word_it_takes(
+    policy: type[Policy], option: str, value: object
+) -> None:
+    with pytest.raises(OptionError) as raised:
+        parse_options(policy, {option: value})
+    assert str(raised.value).startswith(f"policy {policy.NAME!r}: option {option}={value!r}: ")
+    assert str(raised.value).endswith(WORDS)
+
+
+def test_the_daemon_configuration_takes_them_too() -> None:
+    options = {"cut_short": "false", "reboot_wait": False, "payback_queue": "yes"}
+    config = check_config(
+        {"pool": {"kind": "sim"}, "policy": {"name": "frugal", "options": options}}
+    )
+    parsed = parse_options(FrugalPolicy, config.policy["options"])
+    assert [parsed[k] for k in options] == ["off", "off", "on"]
+    with pytest.raises(
+        ConfigError, match=rf"policy.options: .*cut_short='nope': must be a switch: {WORDS}$"
+    ):
+        check_config(
+            {
+                "pool": {"kind": "sim"},
+                "policy": {"name": "frugal", "options": {"cut_short": "nope"}},
+            }
+        )
+
+
+def test_a_replay_is_the_same_to_the_byte_whichever_word_turned_a_switch(tmp_path: Path) -> None:
+    small = ["replay", "--scenario", "campus", "--days", "2", "--scale", "0.03", "--no-progress"]
+    written = []
+    for word in ("off", "false", "no"):
+        out = tmp_path / word
+        assert (
+            main([*small, "--policy", "frugal", "--set", f"cut_short={word}", "--out", str(out)])
+            == 0
+        )
+        written.append((out / "jobs.csv").read_bytes())
+    assert written[0] == written[1] == written[2]

@@ -528,3 +528,48 @@ def test_a_quiet_twin_is_waiting_not_stale(tmp_path: Path) -> None:
     assert daemon.health()["status"] == "ok"
     clock[0] += 3600.0
     assert daemon.health()["status"].startswith("waiting: the simulated pool negotiates again")
+
+
+class Buggy(Ranker):
+    """A site's policy with a bug that shows on some cycles, and a typo in a machine name."""
+
+    NAME = "buggy"
+    failing = True
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        if self.failing:
+            known: dict[str, Advice] = {}
+            return known["pc7"]
+        advice = super().advise(view, now)
+        advice.machines["lab-0001.example.org"] = MachineAdvice(hold=True)
+        return advice
+
+
+def test_a_policy_that_raises_lets_its_advice_lapse_and_the_daemon_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = [1000.0]
+    daemon, _ = make_daemon(tmp_path, clock)
+    daemon.host.cycle(clock[0])  # advice standing for 300 s
+    policy = Buggy(PolicyContext(machines=daemon.host.machines))
+    daemon.host.swap_policy(policy)
+    with caplog.at_level(logging.DEBUG, logger="htcondor_advisor"):
+        for now in (1060.0, 1120.0, 1180.0):
+            assert daemon.host.cycle(now).machines == {}
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1  # said once an hour, not once a cycle
+    line = errors[0].getMessage()
+    assert "buggy/1 failed to advise (KeyError: 'pc7' at " in line and "\n" not in line
+    assert f"{__file__}:" in line and "advice not renewed" in line
+    assert any(r.exc_info for r in caplog.records if r.levelno == logging.DEBUG)
+    assert daemon.health()["status"].startswith(f"policy failing: KeyError: 'pc7' at {__file__}:")
+    assert daemon.board.get("a", 1299.0) is not None and daemon.board.get("a", 1300.0) is None
+
+    policy.failing = False  # fixed (a reload, say): advice again, the typo left out and said
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="htcondor_advisor"):
+        advice = daemon.host.cycle(1400.0)
+    assert set(advice.machines) == {"a", "b", "short"}
+    assert "buggy/1 advises again" in caplog.text
+    assert "advised 1 machines the pool never showed, e.g. 'lab-0001.example.org'" in caplog.text
+    assert daemon.health()["status"] == "ok"

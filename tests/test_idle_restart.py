@@ -16,7 +16,7 @@ from advisor.condor.journal import Journal
 from advisor.daemon.host import PolicyHost
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.lab.relearn import refit_at_start, relearn, trained_until
-from advisor.ports import Observation
+from advisor.lab.relearn_bench import Unpolled
 from plugins.contract.events import (
     Event,
     MachinePowerChanged,
@@ -31,19 +31,6 @@ DAY = 86400.0
 START = 1262304000.0  # 2010-01-01
 MACHINES = {n: MachineInfo(n, "lab", "Normal", 57.0, 40.0, 2.0) for n in ("pc1", "pc2")}
 SMALL = {"trees": 3, "max_depth": 4, "mlp_epochs": 3, "max_samples": 200}
-
-
-class Unpolled:
-    """The host's source; relearning reads the journal, never the pool."""
-
-    def poll(self, now: float) -> Observation:
-        raise AssertionError("relearning must not poll the pool")
-
-    def cursor(self) -> dict[str, Any]:
-        return {}
-
-    def restore(self, cursor: Any) -> None:
-        pass
 
 
 def host_of(policy: IdleMinPolicy) -> PolicyHost:
@@ -161,3 +148,51 @@ def test_refit_only_when_the_models_at_start_are_older_than_those_lost() -> None
     assert refit_at_start(policy, START + DAY)  # the store's models are a day older
     assert not refit_at_start(policy, START)  # the store's are the ones it had
     assert not refit_at_start(policy, START - DAY)
+
+
+def test_the_relearning_bench_feeds_every_owner_event_of_the_campus(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from advisor.cli import main
+
+    assert main(["bench-daemon", "relearn", "--days", "3", "--scale", "0.05"]) == 0
+    rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert rows["policy"].strip() == "idle-min" and int(rows["machines"]) > 0
+    # each session's start and end, and each machine's nightly reboots (3 nights)
+    assert int(rows["events"].split()[-1]) >= 3 * int(rows["machines"])
+
+
+def idle_twin(state: Path, stop_at: float | None = None) -> Any:
+    """Three weeks of an idle policy on the simulated campus, retrained on the 8th and 15th."""
+    from advisor.daemon.config import check_config
+    from advisor.daemon.signals import Control
+    from advisor.lab.twin_run import TwinOptions, run_twin
+
+    config = check_config(
+        {
+            "pool": {"kind": "sim", "days": 21, "scale": 0.05, "seed": 5},
+            "policy": {"name": "idle-min", "options": SMALL},
+            "publish": {"listen": "127.0.0.1:0"},
+            "learning": {"retrain": "0 0 8,15 * *"},
+            "state": {"directory": str(state), "snapshot_interval": "6h"},
+        }
+    )
+    control = Control()
+
+    def progress(fraction: float) -> None:
+        if stop_at is not None and fraction >= stop_at:
+            control.stop.set()
+
+    return run_twin(config, control, TwinOptions(on_progress=progress))
+
+
+def test_a_twin_stopped_and_resumed_ends_as_the_unbroken_one(tmp_path: Path) -> None:
+    """The twin plays the journal's part with the re-simulated pool: the restarted idle policy
+    gets back its owner history and the models it had, so nothing of its learning is lost."""
+    whole = idle_twin(tmp_path / "whole")
+    stopped = idle_twin(tmp_path / "split", stop_at=0.8)  # after the second retraining
+    assert not stopped.finished and stopped.daemon.host.policy.models
+    resumed = idle_twin(tmp_path / "split")
+    assert resumed.finished
+    for key in ("energy_mwh", "jobs", "evictions", "overhead_min_mean"):
+        assert resumed.summary[key] == whole.summary[key], key

@@ -12,6 +12,7 @@ from advisor.daemon.config import check_config
 from plugins.bandits.placement import ComputerBandit
 from plugins.contract.config_checks import ConfigError
 from plugins.contract.policy import OptionError, Policy, parse_options
+from plugins.contract.registry import policy_class
 from plugins.frugal.policy import FrugalPolicy
 from plugins.power.or_ppo import OrPpoPolicy
 
@@ -77,3 +78,11 @@ def test_a_replay_is_the_same_to_the_byte_whichever_word_turned_a_switch(tmp_pat
         )
         written.append((out / "jobs.csv").read_bytes())
     assert written[0] == written[1] == written[2]
+
+
+@pytest.mark.parametrize("text", ["inf", "-inf", "nan"])
+def test_a_number_that_is_not_finite_is_refused_in_a_replay_as_in_the_daemons_file(
+    text: str,
+) -> None:
+    with pytest.raises(OptionError, match=rf"option sigma='{text}': must be a finite number"):
+        parse_options(policy_class("bandit-cluster"), {"sigma": text})

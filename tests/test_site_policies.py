@@ -135,9 +135,12 @@ def test_one_broken_package_hides_no_other_policy(
     assert "site-missing" in warned and "site-noname" in warned
 
 
-def test_every_shipped_policy_meets_the_contract_checks() -> None:
+def test_every_shipped_policy_meets_the_contract_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # and the real-pool tests' own policy (a set as its default: listed as `--set hold=`)
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "integration" / "policies"))
     for name in registry.registered():
         registry.policy_class(name)
+    assert "fixed-advice" in registry.registered()
 
 
 @pytest.mark.usefixtures("on_path")

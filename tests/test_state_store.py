@@ -249,3 +249,15 @@ def test_the_journal_is_private_whatever_the_umask(tmp_path: Path) -> None:
     Journal(state)
     assert _mode(journal.dir / "events.jsonl") == 0o600
     assert [type(e).__name__ for e in read_events(state)] == ["OwnerSessionStarted"]
+
+
+def test_a_state_json_cannot_hold_is_one_line_naming_the_fix_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    store = StateStore(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        store.save({"policy": {"state": {"seen": {"pc1", "pc2"}}}}, 1000.0)  # a site's set
+    said = str(caught.value)
+    assert "cannot be saved as JSON (TypeError: Object of type set is not JSON" in said
+    assert "state_dict() returns only dicts, lists" in said and "\n" not in said
+    assert list(tmp_path.iterdir()) == []

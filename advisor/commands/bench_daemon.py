@@ -5,6 +5,7 @@
 ``crash``   SIGKILL the twin at random moments; every restart must resume from a valid snapshot
 ``sigterm`` SIGTERM the twin halfway, restart it, compare the final figures with an unbroken run
 ``idle-connections`` hold N idle connections to the twin; hook latency, threads, fds, snapshots
+``relearn`` a restarted idle policy learning a campus's owner history again from its journal
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("what", choices=["cycle", "memory", "crash", "sigterm", "idle-connections"])
+    what = ["cycle", "memory", "crash", "sigterm", "idle-connections", "relearn"]
+    parser.add_argument("what", choices=what)
     parser.add_argument("--policy", default="random")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE")
     parser.add_argument("--slots", type=count, default=10_000, help="cycle: pool size")
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
             "crash": _crash,
             "sigterm": _crash,
             "idle-connections": _idle_connections,
+            "relearn": _relearn,
         }[args.what](args, Path(work))
 
 
@@ -155,3 +158,21 @@ def _idle_connections(args: argparse.Namespace, work: Path) -> int:
     report = hold_idle_connections(twin, work, args.connections, args.hold, fd_limit=args.fd_limit)
     print_report(report, twin)
     return 0 if report.alive_after and report.exit_code == 0 else 1
+
+
+def _relearn(args: argparse.Namespace, work: Path) -> int:
+    from advisor.lab.relearn_bench import bench_relearn
+
+    policy = "idle-min" if args.policy == "random" else args.policy  # one that relearns
+    figures = bench_relearn(policy, args.days, args.scale, args.seed, work)
+    _rows(
+        ("policy", policy),
+        ("campus days / scale", f"{args.days} / {args.scale}"),
+        ("machines", figures["machines"]),
+        ("events relearned", figures["events"]),
+        ("journal MB", f"{figures['journal_mb']:.1f}"),
+        ("wall s", f"{figures['wall_s']:.1f}"),
+        ("CPU s", f"{figures['cpu_s']:.1f}"),
+        ("peak RSS MB", f"{figures['peak_rss_mb']:.0f}"),
+    )
+    return 0

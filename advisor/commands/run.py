@@ -212,5 +212,5 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
         if args.config is not None:
             daemon.reload(args.config, overrides(args), None)
 
-    run_live(daemon, control, reload, retrain_now=refit)
+    run_live(daemon, control, reload, refit_until=had if refit else None)
     return 0

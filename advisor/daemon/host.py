@@ -22,6 +22,7 @@ from typing import Any
 from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
+from advisor.daemon.policy_answer import answer
 from advisor.daemon.recurring import Recurring
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource, SinkRefused
@@ -80,8 +81,8 @@ class PolicyHost:
         self.unpublished_said: set[str] = set()
         self.recurring = Recurring(log)
         """An outage or a refusal is said when it begins, changes or an hour on, and ends."""
-        self.control: ControlGroup | None = None
-        """The control group's accounting and guard (``control.percent`` > 0)."""
+        self.failing: str | None = None  # what the policy raised in its last advise, if it did
+        self.control: ControlGroup | None = None  # its accounting and guard (percent > 0)
 
     @property
     def withheld(self) -> bool:
@@ -183,7 +184,11 @@ class PolicyHost:
             self.recurring.ended("stale", f"advice renewed again at {iso(now)}")
             view = self.standing.ask(self.view)
             split = self.control.split if self.control is not None else None
-            self.decided = self.policy.advise(split.ask(view) if split else view, now)
+            asked = split.ask(view) if split else view
+            decided, self.failing = answer(self.policy, asked, now, self.machines, self.recurring)
+            if decided is None:  # a bug in the policy: the advice lapses, as in an outage
+                return Advice()
+            self.decided = decided
             told = split.tell(self.decided, view) if split else self.decided
             machines = self.standing.update(view, told, now)
             advice = Advice(machines, self.decided.jobs)
@@ -197,11 +202,9 @@ class PolicyHost:
             self.metrics.decisions.inc(len(advice.machines))
             self._count_unpublished(self.decided)
             if self.dry_run:
+                counts = len(advice.machines), len(advice.jobs)
                 log.info(
-                    "dry run at %s: %d machine and %d job advice not published",
-                    iso(now),
-                    len(advice.machines),
-                    len(advice.jobs),
+                    "dry run at %s: %d machine, %d job advice not published", iso(now), *counts
                 )
                 return advice
             for sink in self.sinks:

@@ -216,6 +216,8 @@ class Daemon:
             status = "waiting: the simulated pool negotiates again once a job is idle"
         elif self.host.stale(now):
             status = "stale: no confirmed view of the pool, advice not renewed"
+        if self.host.failing is not None:  # a bug in the policy's code: its advice lapses
+            status = f"policy failing: {self.host.failing}"
         return {
             "status": status,
             "now": now,

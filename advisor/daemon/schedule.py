@@ -24,10 +24,11 @@ log = logging.getLogger("htcondor_advisor.schedule")
 
 
 def build_scheduler(
-    daemon: Daemon, clock: Callable[[], float], retrain_now: bool = False
+    daemon: Daemon, clock: Callable[[], float], refit_until: float | None = None
 ) -> BackgroundScheduler:
-    """``retrain_now``: also fit the models once at start, in the background (a restart lost
-    them: snapshots keep none), rather than serve neutral advice until the next retraining."""
+    """``refit_until``: also fit, at once and in the background, the models a restart lost
+    (snapshots keep none) on what was observed before that cut-off, theirs, rather than serve
+    neutral advice until the next retraining."""
     config, host = daemon.config, daemon.host
     scheduler = BackgroundScheduler(
         executors={"default": ThreadPoolExecutor(2), "retrain": ThreadPoolExecutor(1)},
@@ -56,8 +57,9 @@ def build_scheduler(
         executor="retrain",
         misfire_grace_time=3600,
     )
-    if retrain_now:
-        scheduler.add_job(lambda: host.retrain(clock()), id="retrain-at-start", executor="retrain")
+    if refit_until is not None:
+        until = refit_until
+        scheduler.add_job(lambda: host.retrain(until), id="refit-at-start", executor="retrain")
 
     def on_event(event: JobEvent) -> None:
         if event.code == EVENT_JOB_ERROR:
@@ -95,14 +97,14 @@ def run_live(
     control: Control,
     reload: Callable[[], None],
     clock: Callable[[], float] = time.time,
-    retrain_now: bool = False,
+    refit_until: float | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT: first cycle at once, then on the timetable."""
     from advisor.daemon.notify import sd_notify
 
     daemon.host.cycle(clock())
     address = daemon.start_endpoint()
-    scheduler = build_scheduler(daemon, clock, retrain_now)
+    scheduler = build_scheduler(daemon, clock, refit_until)
     scheduler.start()
     sd_notify(f"READY=1\nSTATUS=serving advice on {address}")
     try:

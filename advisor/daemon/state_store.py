@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plugins.contract.config_checks import ConfigError
+
 FORMAT = "htcondor-advisor-snapshot"
 VERSION = 1
 NAME = re.compile(r"^snapshot-(\d{8})\.json$")
@@ -110,14 +112,16 @@ class StateStore:
         existing = self.snapshots()
         seq = existing[0][0] + 1 if existing else 1
         final = self.directory / f"snapshot-{seq:08d}.json"
-        payload = {
-            "format": FORMAT,
-            "version": VERSION,
-            "saved_at": now,
-            "sha256": _digest(state),
-            "state": state,
-        }
-        data = json.dumps(payload, separators=(",", ":")).encode()
+        try:
+            digest = _digest(state)
+        except (TypeError, ValueError) as exc:  # a policy's own state_dict(), most likely
+            raise ConfigError(
+                f"the learned state cannot be saved as JSON ({type(exc).__name__}: {exc}); a "
+                "policy's state_dict() returns only dicts, lists, strings, numbers, booleans "
+                "and None (docs/writing-a-policy.md)"
+            ) from None
+        payload = {"format": FORMAT, "version": VERSION, "saved_at": now, "sha256": digest}
+        data = json.dumps({**payload, "state": state}, separators=(",", ":")).encode()
         tmp = self.directory / f".{final.name}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:

@@ -5,18 +5,20 @@ too many to rewrite into a snapshot every few minutes (``Policy.SNAPSHOT_LEAVES_
 journal keeps them anyway, append-only, and the snapshot's source cursor says how far into it the
 policy had learned (``journal_bytes``). Exactly those events are fed again; the source, resumed
 from the same cursor, reports what came after, so nothing is learned twice. Its models, which a
-snapshot keeps neither (they are pickles), are then fitted again at once.
+snapshot keeps neither (they are pickles), are then fitted again at once, the same as before.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from advisor.daemon.host import PolicyHost
 from advisor.daemon.notify import sd_notify
+from advisor.ports import Observation, PoolSource
+from plugins.contract.events import Event
 from plugins.contract.policy import Policy
 from plugins.idle.policy import IdlePolicy
 
@@ -43,21 +45,52 @@ def relearn(host: PolicyHost, resumed: Mapping[str, Any] | None, state_dir: Path
     from advisor.lab.journal_read import read_events  # the trace readers, only when needed
     from simulator.traces.errors import TraceError
 
-    fed = 0
-    with host.lock:
-        try:
-            for event in read_events(state_dir, until, kinds):
-                if getattr(event, "machine", None) in host.machines:
-                    host.policy.observe(event)
-                    fed += 1
-                    if fed % PROGRESS == 0:  # a campus year takes 26 s; systemd waits 90 s
-                        sd_notify(f"EXTEND_TIMEOUT_USEC=60000000\nSTATUS=relearned {fed} events")
-        except TraceError as exc:  # the advice goes on; what was not relearned is said
-            label = host.policy.label
-            log.warning("%s; %s relearned only the %d events before it", exc, label, fed)
-            return fed
+    fed, chunk = 0, []
+    try:
+        for event in read_events(state_dir, until, kinds):
+            chunk.append(event)
+            if len(chunk) == PROGRESS:  # a campus year takes 26 s; systemd waits 90 s
+                fed, chunk = fed + feed(host, chunk), []
+                sd_notify(f"EXTEND_TIMEOUT_USEC=60000000\nSTATUS=relearned {fed} events")
+    except TraceError as exc:  # the advice goes on; what was not relearned is said
+        fed += feed(host, chunk)
+        label = host.policy.label
+        log.warning("%s; %s relearned only the %d events before it", exc, label, fed)
+        return fed
+    fed += feed(host, chunk)
     log.info("%s learned %d events again from the journal", host.policy.label, fed)
     return fed
+
+
+def feed(host: PolicyHost, events: Iterable[Event]) -> int:
+    """Hand the host's policy the events of ``events`` its snapshot leaves out, on machines it
+    knows; how many."""
+    kinds, fed = host.policy.SNAPSHOT_LEAVES_OUT, 0
+    with host.lock:
+        for event in events:
+            if type(event) in kinds and getattr(event, "machine", None) in host.machines:
+                host.policy.observe(event)
+                fed += 1
+    return fed
+
+
+class RelearningSource:
+    """The twin's journal: its pool as the host that re-simulates it up to a snapshot polls it,
+    handing the restored policy what its snapshot leaves out of the events until then."""
+
+    def __init__(self, pool: PoolSource, restored: PolicyHost, until: float) -> None:
+        self.pool, self.restored, self.until = pool, restored, until
+
+    def poll(self, now: float) -> Observation:
+        observed = self.pool.poll(now)
+        feed(self.restored, [e for e in observed.events if e.time <= self.until])
+        return observed
+
+    def cursor(self) -> dict[str, Any]:
+        return self.pool.cursor()
+
+    def restore(self, cursor: Mapping[str, Any]) -> None:
+        self.pool.restore(cursor)
 
 
 def trained_until(policy: Policy) -> float | None:
@@ -67,8 +100,10 @@ def trained_until(policy: Policy) -> float | None:
 
 
 def refit_at_start(policy: Policy, had: float | None) -> bool:
-    """Whether to retrain at once: the snapshot's policy had been trained (``had``: up to when),
-    and the models it starts with are none, or a store's older ones."""
+    """Whether to fit again at once the models a restart lost: the snapshot's policy had been
+    trained (``had``: up to when), and the models it starts with are none, or a store's older
+    ones. Fitted with the cut-off ``had`` on the relearned history, they are the lost ones: the
+    samples and the seeds are drawn from the history before the cut-off and from it alone."""
     if had is None or not isinstance(policy, IdlePolicy):
         return False
     return not policy.models or (policy.trainer.trained_until or 0.0) < had

@@ -26,7 +26,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from advisor.daemon.host import EMPTY_VIEW, PolicyHost
 from advisor.daemon.metrics import DaemonMetrics
-from advisor.ports import Observation
+from advisor.ports import Observation, PoolSource
 from plugins.contract.advice import Advice
 from plugins.contract.events import Event
 from plugins.contract.ledger import AdviceLedger, Taken
@@ -159,6 +159,9 @@ class Pace:
             time.sleep(min(left, 0.05))
 
 
-def shadow_host(policy: Policy, twin: TwinPool, lifetime_s: float, clock: Any) -> PolicyHost:
-    """A host for re-simulating the pool up to a snapshot (its learning is thrown away)."""
-    return PolicyHost(policy, twin, [twin], DaemonMetrics(clock), lifetime_s)
+def shadow_host(
+    policy: Policy, twin: TwinPool, lifetime_s: float, clock: Any, source: PoolSource
+) -> PolicyHost:
+    """A host for re-simulating the pool up to a snapshot (its learning is thrown away), polling
+    the twin through ``source``."""
+    return PolicyHost(policy, source, [twin], DaemonMetrics(clock), lifetime_s)

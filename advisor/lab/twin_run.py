@@ -18,6 +18,7 @@ from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.daemon.signals import Control
 from advisor.lab.model_store import warm_start
+from advisor.lab.relearn import RelearningSource, feed, refit_at_start, trained_until
 from advisor.lab.twin import NegotiatorBridge, Pace, Stopped, TwinPool, next_cron, shadow_host
 from plugins.contract.registry import policy_class
 from simulator.campus.oracle import TraceOracle
@@ -76,14 +77,17 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
     twin.clock = engine.now
     daemon = Daemon(config, make_policy(config, machines, oracle), twin, [twin], engine.now)
     daemon.resume()
+    had = trained_until(daemon.host.policy)
     warm_start(daemon.host.policy, config.learning["idle_models"])
+    refit = refit_at_start(daemon.host.policy, had)
     resume_at = twin.resume_at
     lifetime = config.publish["advice_lifetime"]
     if resume_at is not None:
         log.info("re-simulating the pool up to the snapshot's time %s", iso(resume_at))
         shadow = make_policy(config, machines, oracle)
         warm_start(shadow, config.learning["idle_models"])  # as the stopped daemon began
-        bridge.host = shadow_host(shadow, twin, lifetime, engine.now)
+        journal = RelearningSource(twin, daemon.host, resume_at)  # the live daemon's journal
+        bridge.host = shadow_host(shadow, twin, lifetime, engine.now, journal)
         if config.control["percent"]:  # its guard acts as the stopped daemon's did
             bridge.host.control = ControlGroup(config.control, None)
     else:
@@ -104,7 +108,11 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
 
     def hand_over(t: float) -> None:
         nonlocal resume_at
-        twin.buffer.clear()  # the restored policy has already learned from these
+        assert resume_at is not None
+        feed(daemon.host, [e for e in twin.buffer if e.time <= resume_at])
+        twin.buffer.clear()  # the restored policy has already learned from the rest
+        if refit and had is not None:  # the models the stopped daemon had
+            daemon.host.retrain(had)
         bridge.host = daemon.host
         resume_at = None
         pace.restart(t)

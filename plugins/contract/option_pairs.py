@@ -51,6 +51,8 @@ def option_text(value: Any) -> str:
         return ",".join(f"{k}={option_text(v)}" for k, v in value.items())
     if isinstance(value, list | tuple):
         return ",".join(option_text(v) for v in value)
+    if isinstance(value, set | frozenset):
+        return ",".join(sorted(option_text(v) for v in value))
     if dataclasses.is_dataclass(value) and type(value).__str__ is object.__str__:
         fields = [(getattr(value, f.name), f.default) for f in dataclasses.fields(value)]
         while len(fields) > 1 and fields[-1][0] == fields[-1][1]:

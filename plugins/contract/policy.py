@@ -215,7 +215,10 @@ def parse_options(policy: type[Policy], raw: Mapping[str, Any]) -> dict[str, Any
             parsed = opt.parse(value) if isinstance(value, str) else value
         except (TypeError, ValueError) as exc:
             raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {exc}") from None
-        problem = opt.check(parsed) if opt.check else None
+        if isinstance(parsed, float) and not math.isfinite(parsed):  # as the daemon's file
+            problem: str | None = "must be a finite number"
+        else:
+            problem = opt.check(parsed) if opt.check else None
         if problem:
             raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {problem}")
         values[key] = parsed

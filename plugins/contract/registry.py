@@ -13,13 +13,13 @@ from __future__ import annotations
 import difflib
 import inspect
 import logging
-import traceback
 from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from plugins.contract.option_pairs import option_text
 from plugins.contract.policy import OptionError, Policy
+from plugins.contract.raised import raised_at
 
 GROUP = "htcondor_advisor.policies"
 MODELS = {
@@ -126,28 +126,15 @@ def _load(ep: Any) -> type[Policy]:
     try:
         cls = ep.load()
     except Exception as exc:
+        at = raised_at(exc, outside=__file__)
         raise PolicyLoadError(
-            f"{where} does not load: {type(exc).__name__}: {exc}{_raised_at(exc)}; fix the "
-            "module, or the entry point and then install its package again"
+            f"{where} does not load: {type(exc).__name__}: {exc}{at}; fix the module, or the "
+            "entry point and then install its package again"
         ) from None
     problem = _contract_problem(ep.name, cls)
     if problem:
         raise PolicyLoadError(f"{where}: {problem}")
     return cls
-
-
-def _raised_at(exc: BaseException) -> str:
-    """`` at FILE:LINE`` of the innermost frame outside the import machinery, or nothing."""
-    if isinstance(exc, SyntaxError) and exc.filename:
-        return f" at {exc.filename}:{exc.lineno}"
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith("<frozen")
-        and "importlib" not in f.filename
-        and f.filename != __file__
-    ]
-    return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 
 
 def _contract_problem(name: str, cls: Any) -> str | None:

@@ -332,7 +332,7 @@ def test_policy_options_are_checked_against_their_type(monkeypatch: pytest.Monke
     assert options(epsilon="0.3") == {"epsilon": "0.3"}
     cases: list[tuple[dict[str, Any], str | None]] = [
         ({"epsilon": float("nan")}, "policy.options.epsilon: must be a finite number, got nan"),
-        ({"epsilon": "inf"}, "policy.options.epsilon: must be a finite number, got inf"),
+        ({"epsilon": "inf"}, "policy 'tuned': option epsilon='inf': must be a finite number"),
         ({"epsilon": [1]}, "policy.options.epsilon: must be a number, got [1]"),
         ({"count": 1.5}, "policy.options.count: must be an integer, got 1.5"),
         ({"flag": "yes please"}, None),

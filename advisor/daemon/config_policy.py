@@ -95,7 +95,7 @@ def _policy(name: str) -> type[Policy]:
 
 def _parse_options(cls: type[Policy], options: dict[Any, Any]) -> None:
     try:
-        parsed = parse_options(cls, options)
+        parse_options(cls, options)
     except OptionError as exc:
         raise f.ConfigError(f"policy.options: {exc}") from None
     except (TypeError, ValueError, ArithmeticError) as exc:  # a check that met the wrong type
@@ -103,10 +103,6 @@ def _parse_options(cls: type[Policy], options: dict[Any, Any]) -> None:
             f"policy.options: policy {cls.NAME!r} cannot take {options!r} ({exc}); "
             "see htcondor-advisor policies for each option's values"
         ) from None
-    for key in options:
-        value = parsed[key]
-        if isinstance(value, float) and not math.isfinite(value):
-            raise f.fail(f"policy.options.{f.key_name(key)}", "must be a finite number", value)
 
 
 def _option(cls: type[Policy], key: Any, value: Any) -> Any:

@@ -573,3 +573,32 @@ def test_a_policy_that_raises_lets_its_advice_lapse_and_the_daemon_goes_on(
     assert "buggy/1 advises again" in caplog.text
     assert "advised 1 machines the pool never showed, e.g. 'lab-0001.example.org'" in caplog.text
     assert daemon.health()["status"] == "ok"
+
+
+class Unlearned(Ranker):
+    """A site's policy whose ``observe`` fails on some events."""
+
+    NAME = "unlearned"
+
+    def observe(self, event: Any) -> None:
+        if event.machine == "b":
+            raise ZeroDivisionError("no attempts yet")
+        super().observe(event)
+
+
+def test_an_event_a_policy_fails_to_learn_is_skipped_and_said_and_the_rest_learned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = [1000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    daemon.host.cycle(clock[0])
+    policy = Unlearned(PolicyContext(machines=daemon.host.machines))
+    daemon.host.swap_policy(policy)
+    evicted = AttemptOutcome.EVICTED_OWNER
+    pool.pending = [AttemptEnded(1010.0, f"{n}.0", m, evicted, 900.0) for n, m in enumerate("bab")]
+    advice = daemon.host.cycle(1060.0)
+    assert policy.lost == {"a": 1} and set(advice.machines) == {"a", "b", "short"}
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "unlearned/1 failed to learn from AttemptEnded" in errors[0]
+    assert f"(ZeroDivisionError: no attempts yet at {__file__}:" in errors[0]
+    assert daemon.health()["status"] == "ok"  # the pool is seen and advised

@@ -15,14 +15,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
-from advisor.daemon.policy_answer import answer
+from advisor.daemon.policy_answer import answer, failed_to_learn
 from advisor.daemon.recurring import Recurring
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource, SinkRefused
@@ -67,7 +67,9 @@ class PolicyHost:
         self.lock = threading.RLock()
         self.view = EMPTY_VIEW
         self.machines: dict[str, MachineInfo] = {}
-        self.recent: dict[str, deque[Event]] = {}
+        self.recent: defaultdict[str, deque[Event]] = defaultdict(
+            lambda: deque(maxlen=RECENT_PER_MACHINE)
+        )
         self.events_seen = 0
         self.cycles = 0
         self.healthy = True
@@ -153,13 +155,13 @@ class PolicyHost:
                 continue
             kinds[kind.__name__] += 1
             if kind in wanted and not (hidden and of_control_job(event, hidden)):
-                observe(event)
-                learned[kind.__name__] += 1
+                try:
+                    observe(event)
+                    learned[kind.__name__] += 1
+                except Exception as exc:  # a bug in the policy: that event skipped, said
+                    failed_to_learn(self.policy, event, exc, self.recurring)
             if machine is not None:
-                ring = recent.get(machine)
-                if ring is None:
-                    ring = recent[machine] = deque(maxlen=RECENT_PER_MACHINE)
-                ring.append(event)
+                recent[machine].append(event)
             if kind is AttemptEnded:
                 self.metrics.rewards.labels(event.outcome.value).inc()  # type: ignore[union-attr]
             if self.control is not None and kind in JOB_EVENTS:

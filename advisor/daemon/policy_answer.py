@@ -1,10 +1,10 @@
-"""The policy's answer to a view, checked before it is published.
+"""The policy's answer to a view, checked before it is published, and its failures to learn.
 
 A site's own policy (docs/writing-a-policy.md) is code the daemon did not ship. When it raises,
-the daemon says what and where, in one line an hour (the traceback at DEBUG), renews no advice
-so what stands lapses as in an outage, and goes on: a restart by systemd would only meet the
-same bug. Advice for a machine the collector never showed is left out, since no startd would
-read it.
+the daemon says what and where, in one line an hour (the traceback at DEBUG), and goes on: a
+restart by systemd would only meet the same bug. Raised in ``advise``, no advice is renewed and
+what stands lapses as in an outage; raised in ``observe``, that event is skipped. Advice for a
+machine the collector never showed is left out, since no startd would read it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Container
 from advisor.daemon.logs import iso
 from advisor.daemon.recurring import Recurring
 from plugins.contract.advice import Advice
+from plugins.contract.events import Event
 from plugins.contract.policy import Policy, PoolView
 from plugins.contract.raised import raised_at
 from plugins.contract.yaml_text import one_line
@@ -43,3 +44,11 @@ def answer(
         text = f"{label} advised {len(unknown)} machines the pool never showed, e.g. {unknown[0]!r}"
         said.say("unknown", f"{text}: not published", now)
     return decided, None
+
+
+def failed_to_learn(policy: Policy, event: Event, exc: Exception, said: Recurring) -> None:
+    """``observe`` raised on ``event``: said with where (once an hour), the event skipped."""
+    log.debug("%s raised in observe()", policy.label, exc_info=exc)
+    what = f"{type(exc).__name__}: {exc}{raised_at(exc)}"
+    text = f"{policy.label} failed to learn from {type(event).__name__} ({what}); events skipped"
+    said.say("learn", one_line(text), event.time, logging.ERROR)

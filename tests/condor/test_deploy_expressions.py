@@ -223,12 +223,18 @@ def test_job_rank_example_is_the_shipped_rank() -> None:
     assert line.split("=", 1)[1].strip() == expand("ADVISOR_RANK", deploy_macros())
 
 
-def hibernate(slots: list[Any], advice: MachineAdvice | None) -> list[str]:
+def hibernate(
+    slots: list[Any], advice: MachineAdvice | None, site: str | None = None
+) -> list[str]:
     """The shipped HIBERNATE of each slot of one machine, its advice merged into every slot's
-    ad (the hook's attributes go to all slots, partitionable and dynamic)."""
+    ad (the hook's attributes go to all slots, partitionable and dynamic); ``site``: the site's
+    own rule, ADVISOR_SITE_HIBERNATE."""
     import classad2
 
-    expression = classad2.ExprTree(expand("HIBERNATE", deploy_macros()))
+    macros = deploy_macros()
+    if site is not None:
+        macros["ADVISOR_SITE_HIBERNATE"] = site
+    expression = classad2.ExprTree(expand("HIBERNATE", macros))
     states = []
     for slot in slots:
         ad = classad2.ClassAd(dict(slot))
@@ -249,7 +255,23 @@ def test_a_partitionable_machine_sleeps_on_reserve_off_only_once_no_dynamic_slot
     off = A(0.0, power=PowerAdvice.RESERVE_OFF)
     assert hibernate(slots, off) == ["RAM", "NONE", "NONE", "NONE", "NONE"]  # jobs keep it up
     assert hibernate(slots[:1], off) == ["RAM"]  # the last job gone: it may sleep
-    assert hibernate(slots[:1], A(0.0)) == ["NONE"]  # "on": never
+    assert hibernate(slots[:1], A(0.0)) == ["NONE"]  # "on": the site's rule, "NONE" here
     assert hibernate(slots[:1], None) == ["NONE"]  # no advice: the site's rule ("NONE")
     stale = A(0.0, power=PowerAdvice.RESERVE_OFF, expires=NOW - 1)
     assert hibernate(slots[:1], stale) == ["NONE"]  # expired advice: the site's rule
+
+
+def test_a_sites_own_sleep_rule_holds_under_a_policy_that_gives_no_power_advice(
+    shared_data: Path,
+) -> None:
+    # frugal and the bandits publish AdvisorPower = "on", the neutral power advice: a desktop
+    # whose site rule says sleep must still sleep (it kept every desktop up before)
+    slots = [dict(ad) for ad in machine_ads(shared_data, "StatusAds/partionable8core")]
+    site = 'ifThenElse(State =?= "Unclaimed", "RAM", "NONE")'
+    free, busy = slots[:1], slots
+    assert hibernate(free, None, site) == ["RAM"]  # no advisor: the site's rule
+    assert hibernate(free, A(0.0), site) == ["RAM"]  # "on": the site's rule still
+    assert hibernate(free, A(0.0, power=PowerAdvice.MAY_SLEEP), site) == ["RAM"]
+    assert hibernate(free, A(0.0, power=PowerAdvice.WAKE), site) == ["NONE"]  # kept up
+    assert hibernate(busy, A(0.0), site) == ["RAM", "NONE", "NONE", "NONE", "NONE"]
+    assert hibernate(free, A(0.0, power=PowerAdvice.RESERVE_OFF), "SHUTDOWN") == ["RAM"]

@@ -190,7 +190,7 @@ def test_hook_lines_are_classad_assignments() -> None:
         "AdvisorUpdated = 1000.0\n"
         "AdvisorExpires = 4600.0\n"
         'AdvisorPolicy = "ranker/1"\n'
-        "AdvisorRankByPriorHours = { 1.0, -2.0 }\n"
+        "AdvisorRankByPriorHours = { 1.0" + ", -2.0" * 23 + " }\n"  # the last rank, padded
     )
 
 

@@ -18,7 +18,7 @@ from plugins.contract.policy import OptionError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "site-policy"
 MISTAKES = """
-from plugins.contract.advice import Advice
+from plugins.contract.advice import Advice, MachineAdvice
 from plugins.contract.events import AttemptEnded
 from plugins.contract.policy import Option, Policy
 
@@ -58,6 +58,13 @@ class TextDefault(Fine):
 
 class Shadow(Fine):
     NAME = "random"
+
+
+class Negative(Fine):
+    NAME = "site-negative"
+
+    def advise(self, view, now):
+        return Advice({m.name: MachineAdvice(rank=-1.0) for m in view.machines})
 """
 ENTRY_POINTS = {
     "site-fine": "site_mistakes:Fine",
@@ -69,6 +76,7 @@ ENTRY_POINTS = {
     "site-func": "json:dumps",
     "site-missing": "site_mistakez:Fine",
     "random": "site_mistakes:Shadow",
+    "site-negative": "site_mistakes:Negative",
 }
 
 
@@ -157,3 +165,13 @@ def test_the_example_site_policy_replays(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["policy"] == "low-power-first/1" and summary["jobs"]["completed"] > 0
     capsys.readouterr()
+
+
+@pytest.mark.usefixtures("mistakes")
+def test_a_replay_whose_advice_keeps_every_job_off_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["replay", "--scenario", "campus", "--scale", "0.05", "--days", "2", "--no-progress"]
+    assert main([*argv, "--policy", "site-negative", "--out", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr().err
+    assert "note: no job completed" in said and "a negative or NaN rank" in said

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -119,5 +120,13 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize(result)
     write_outputs(result, summary, args.out)
     print(format_table(summary))
+    jobs = summary["jobs"]
+    if jobs["completed"] == 0 and jobs["unfinished_at_end"] > 0:  # a site's policy, often
+        print(
+            f"note: no job completed, {jobs['unfinished_at_end']} still waiting; advice that "
+            "keeps jobs off (a negative or NaN rank, a hold on every machine) does this "
+            "(docs/writing-a-policy.md, section 4)",
+            file=sys.stderr,
+        )
     print(f"wrote {args.out / 'summary.json'} and {args.out / 'jobs.csv'}")
     return 0

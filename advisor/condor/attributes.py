@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 
-from plugins.contract.advice import MachineAdvice
+from plugins.contract.advice import PRIOR_HOURS_CLASSES, MachineAdvice
 from plugins.contract.control import CONTROL
 
 Value = bool | float | str | list[float]
@@ -30,7 +30,10 @@ def advice_attributes(
         "AdvisorPolicy": policy,
     }
     if advice.rank_by_prior_hours is not None:
-        attrs["AdvisorRankByPriorHours"] = [float(r) for r in advice.rank_by_prior_hours]
+        ranks = [float(r) for r in advice.rank_by_prior_hours]
+        # a class past a short list's end reads its last rank (rank_for) where the shipped
+        # expressions would fall back to AdvisorRank: published whole, both read alike
+        attrs["AdvisorRankByPriorHours"] = ranks + ranks[-1:] * (PRIOR_HOURS_CLASSES - len(ranks))
     if advice.predicted_idle_s is not None and math.isfinite(advice.predicted_idle_s):
         attrs["AdvisorPredictedIdle"] = float(advice.predicted_idle_s)
     if advice.arm is not None:  # a control group's split (plugins/contract/machine_split.py)

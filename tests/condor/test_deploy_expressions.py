@@ -206,6 +206,18 @@ def test_prior_hours_class_picks_its_rank(shared_data: Path, k: int) -> None:
     assert condor_choice(ads, advice, k) == {expected}
 
 
+@pytest.mark.parametrize("k", [0, 2, 3, 12])
+def test_a_short_rank_list_is_read_alike_by_the_expressions_and_the_simulator(
+    shared_data: Path, k: int
+) -> None:
+    # a site's policy may give fewer classes than 24: the class past the end takes the last rank
+    ads = candidate_ads(shared_data, 3)
+    ranks = [(9.0, 1.0, 1.0), (1.0, 2.0, 9.0), (5.0, 5.0, 5.0)]
+    advice = {ad["Machine"]: A(7.0 - i, rank_by_prior_hours=ranks[i]) for i, ad in enumerate(ads)}
+    expected = max(advice, key=lambda m: advice[m].rank_for(k))
+    assert condor_choice(ads, advice, k) == {expected}
+
+
 def test_expired_or_missing_advice_is_exactly_neutral(shared_data: Path) -> None:
     ads = candidate_ads(shared_data, 6)
     stale = {
@@ -223,9 +235,7 @@ def test_job_rank_example_is_the_shipped_rank() -> None:
     assert line.split("=", 1)[1].strip() == expand("ADVISOR_RANK", deploy_macros())
 
 
-def hibernate(
-    slots: list[Any], advice: MachineAdvice | None, site: str | None = None
-) -> list[str]:
+def hibernate(slots: list[Any], advice: MachineAdvice | None, site: str | None = None) -> list[str]:
     """The shipped HIBERNATE of each slot of one machine, its advice merged into every slot's
     ad (the hook's attributes go to all slots, partitionable and dynamic); ``site``: the site's
     own rule, ADVISOR_SITE_HIBERNATE."""

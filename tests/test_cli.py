@@ -47,6 +47,16 @@ def test_replay_writes_summary_and_jobs(tmp_path: Path, capsys: pytest.CaptureFi
     assert "HTC energy" in capsys.readouterr().out
 
 
+def test_replay_without_out_prints_the_table_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["replay", "--scenario", "campus", "--days", "3", "--scale", "0.05"]) == 0
+    out, err = capsys.readouterr()
+    assert "HTC energy" in out and "--out DIR" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_policies_lists_both_baselines(capsys: pytest.CaptureFixture) -> None:
     assert main(["policies"]) == 0
     out = capsys.readouterr().out

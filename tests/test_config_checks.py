@@ -400,3 +400,12 @@ def test_check_config_takes_a_shipped_power_agent_by_its_name() -> None:
         {"pool": {"kind": "sim"}, "policy": {"name": "or-ppo", "options": {"agent": "nasa"}}}
     )
     assert config.policy["options"]["agent"] == "nasa"
+
+
+def test_check_config_shows_policy_options_as_set_would_give_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = {"keep_off_hours": 12, "payback": "off"}
+    document = {"pool": {"kind": "sim"}, "policy": {"name": "frugal", "options": options}}
+    assert main(["check-config", str(write(tmp_path / "a.yaml", document))]) == 0
+    assert "  policy   frugal keep_off_hours=12 payback=off\n" in capsys.readouterr().out

@@ -21,7 +21,8 @@ def run(args: argparse.Namespace) -> int:
     host, port = config.publish["listen"]
     print(f"{args.file}: ok")
     print(f"  pool     {config.pool['kind']} ({'simulated' if config.simulated else 'live'})")
-    print(f"  policy   {config.policy['name']} {config.policy['options'] or ''}".rstrip())
+    options = " ".join(f"{key}={value}" for key, value in config.policy["options"].items())
+    print(f"  policy   {config.policy['name']} {options}".rstrip())  # as --set would give them
     print(f"  listen   {host}:{port}")
     print(f"  state    {config.state['directory']}")
     for warning in [  # valid, but hooks would be refused

@@ -1,4 +1,5 @@
-"""``replay``: run a trace under a policy and write ``summary.json`` and ``jobs.csv``."""
+"""``replay``: run a trace under a policy, print its summary and write ``summary.json`` and
+``jobs.csv`` where ``--out`` says."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     add_source_args(parser)
     add_pool_args(parser)
     parser.add_argument(
-        "--out", type=output_directory, required=True, help="directory for the outputs"
+        "--out",
+        type=output_directory,
+        help="directory for summary.json and jobs.csv (default: only the table is printed)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(handler=run)
@@ -118,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = run_replay(args)
     summary = summarize(result)
-    write_outputs(result, summary, args.out)
+    if args.out is not None:
+        write_outputs(result, summary, args.out)
     print(format_table(summary))
     jobs = summary["jobs"]
     if jobs["completed"] == 0 and jobs["unfinished_at_end"] > 0:  # a site's policy, often
@@ -128,5 +132,8 @@ def run(args: argparse.Namespace) -> int:
             "(docs/writing-a-policy.md, section 4)",
             file=sys.stderr,
         )
-    print(f"wrote {args.out / 'summary.json'} and {args.out / 'jobs.csv'}")
+    if args.out is None:
+        print("(add --out DIR to keep summary.json and jobs.csv)", file=sys.stderr)
+    else:
+        print(f"wrote {args.out / 'summary.json'} and {args.out / 'jobs.csv'}")
     return 0

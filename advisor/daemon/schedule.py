@@ -19,16 +19,21 @@ from apscheduler.triggers.cron import CronTrigger
 
 from advisor.daemon.runtime import Daemon
 from advisor.daemon.signals import Control
+from advisor.daemon.watchdog import Liveness, Watchdog, watchdog_interval
 
 log = logging.getLogger("htcondor_advisor.schedule")
 
 
 def build_scheduler(
-    daemon: Daemon, clock: Callable[[], float], refit_until: float | None = None
+    daemon: Daemon,
+    clock: Callable[[], float],
+    refit_until: float | None = None,
+    liveness: Liveness | None = None,
 ) -> BackgroundScheduler:
     """``refit_until``: also fit, at once and in the background, the models a restart lost
     (snapshots keep none) on what was observed before that cut-off, theirs, rather than serve
-    neutral advice until the next retraining."""
+    neutral advice until the next retraining. ``liveness`` watches the periodic jobs (not the
+    retraining, which takes as long as the models do) for systemd's watchdog."""
     config, host = daemon.config, daemon.host
     scheduler = BackgroundScheduler(
         executors={"default": ThreadPoolExecutor(2), "retrain": ThreadPoolExecutor(1)},
@@ -38,7 +43,7 @@ def build_scheduler(
 
     def every(name: str, seconds: float, func: Callable[[], object]) -> None:
         scheduler.add_job(
-            func,
+            liveness.watched(name, func) if liveness is not None else func,
             "interval",
             seconds=seconds,
             id=name,
@@ -99,16 +104,22 @@ def run_live(
     clock: Callable[[], float] = time.time,
     refit_until: float | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT: first cycle at once, then on the timetable."""
+    """Serve until SIGTERM/SIGINT: first cycle at once, then on the timetable; under a unit
+    with ``WatchdogSec``, tell systemd the timetable's jobs still come and go."""
     from advisor.daemon.notify import sd_notify
 
     daemon.host.cycle(clock())
     address = daemon.start_endpoint()
-    scheduler = build_scheduler(daemon, clock, refit_until)
+    liveness = Liveness()
+    scheduler = build_scheduler(daemon, clock, refit_until, liveness)
+    interval = watchdog_interval()
+    watchdog = Watchdog(liveness, interval, lambda: sd_notify("WATCHDOG=1")) if interval else None
     scheduler.start()
     sd_notify(f"READY=1\nSTATUS=serving advice on {address}")
     try:
         while not control.stop.wait(0.2):
+            if watchdog is not None:
+                watchdog.tick()
             if control.reload.is_set():
                 control.reload.clear()
                 sd_notify("RELOADING=1")

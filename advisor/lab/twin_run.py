@@ -17,6 +17,7 @@ from advisor.daemon.logs import iso
 from advisor.daemon.notify import sd_notify
 from advisor.daemon.runtime import Daemon, make_policy
 from advisor.daemon.signals import Control
+from advisor.daemon.watchdog import ping_while_alive, watchdog_interval
 from advisor.lab.model_store import warm_start
 from advisor.lab.relearn import RelearningSource, feed, refit_at_start, trained_until
 from advisor.lab.twin import NegotiatorBridge, Pace, Stopped, TwinPool, next_cron, shadow_host
@@ -94,6 +95,9 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
         bridge.host = daemon.host
     address = daemon.start_endpoint()
     sd_notify(f"READY=1\nSTATUS=twin serving advice on {address}")
+    interval = watchdog_interval()
+    if interval is not None:
+        ping_while_alive(interval, lambda: sd_notify("WATCHDOG=1"))
 
     trigger = CronTrigger.from_crontab(config.learning["retrain"], timezone="UTC")
     interval = config.state["snapshot_interval"]

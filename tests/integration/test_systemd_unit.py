@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -169,6 +170,36 @@ def test_stop_saves_a_snapshot_and_start_resumes_from_it(central_manager: System
     assert (saved.st_uid, saved.st_mode & 0o777) == (int(owner), 0o600)
     host.run(f"systemctl start {UNIT}")
     assert f"resumed from {snapshots[-1].name}" in host.journal(UNIT)
+
+
+def test_a_stuck_daemon_is_restarted_by_the_watchdog(central_manager: SystemdHost) -> None:
+    """With the shipped 10 min shortened to 6 s (a drop-in, as ``systemctl edit`` writes)."""
+    host = central_manager
+    host.run(
+        f"mkdir -p /etc/systemd/system/{UNIT}.service.d && printf '[Service]\\nWatchdogSec=6s\\n'"
+        f" > /etc/systemd/system/{UNIT}.service.d/watchdog.conf && systemctl daemon-reload"
+        f" && systemctl restart {UNIT}"
+    )
+    first = host.show(UNIT, "MainPID", "NRestarts", "WatchdogUSec")
+    assert first["WatchdogUSec"] == "6s"
+    time.sleep(15)  # more than twice the watchdog time: pinged, so never restarted
+    assert host.show(UNIT, "MainPID", "NRestarts") == {
+        "MainPID": first["MainPID"],
+        "NRestarts": first["NRestarts"],
+    }
+    host.run(f"kill -STOP {first['MainPID']}")  # stuck: alive, answering nothing
+    wait_for(
+        lambda: (
+            host.show(UNIT, "SubState", "MainPID")["MainPID"] not in ("0", first["MainPID"])
+            and host.show(UNIT, "SubState")["SubState"] == "running"
+        ),
+        60,
+        "the watchdog's restart",
+        explain=lambda: host.journal(UNIT)[-3000:],
+    )
+    assert "Watchdog timeout" in host.journal(UNIT)
+    assert int(host.show(UNIT, "NRestarts")["NRestarts"]) == int(first["NRestarts"]) + 1
+    wait_for(lambda: (h := _health()) and h["status"] == "ok", 60, "advice served again")
 
 
 def test_a_refused_configuration_stops_after_three_tries(central_manager: SystemdHost) -> None:

@@ -68,10 +68,13 @@ def test_only_the_events_before_the_snapshot_are_learned_again(
             OwnerSessionEnded(200.0, "pc1"),
             MachinePowerChanged(300.0, "pc2", PowerState.REBOOTED),
             OwnerSessionStarted(350.0, "elsewhere"),  # a machine the snapshot does not know
-        ]
+        ],
+        now=360.0,
     )
     snapshot = {"cursor": {"journal_bytes": journal.size()}}
-    journal.append([OwnerSessionStarted(400.0, "pc1")])  # after the snapshot: the pool reports it
+    journal.append(
+        [OwnerSessionStarted(400.0, "pc1")], 400.0
+    )  # after the snapshot: the pool reports it
     policy = idle_policy()
     with caplog.at_level(logging.INFO):
         assert relearn(host_of(policy), snapshot, tmp_path) == 3
@@ -84,7 +87,7 @@ def test_only_the_events_before_the_snapshot_are_learned_again(
 def test_a_snapshot_that_names_no_place_in_a_journal_says_what_is_lost(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    Journal(tmp_path).append([OwnerSessionStarted(100.0, "pc1")])
+    Journal(tmp_path).append([OwnerSessionStarted(100.0, "pc1")], 100.0)
     policy = idle_policy()
     assert relearn(host_of(policy), {"cursor": {"journal_bytes": None}}, tmp_path) == 0
     assert "resumes without the owner sessions it had learned" in caplog.text
@@ -96,7 +99,7 @@ def test_a_journal_lost_or_damaged_is_said_and_the_daemon_goes_on(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     journal = Journal(tmp_path)
-    journal.append([OwnerSessionStarted(100.0, "pc1"), OwnerSessionEnded(200.0, "pc1")])
+    journal.append([OwnerSessionStarted(100.0, "pc1"), OwnerSessionEnded(200.0, "pc1")], 200.0)
     snapshot = {"cursor": {"journal_bytes": journal.size()}}
     events = tmp_path / "condor-journal" / "events.jsonl"
     lines = events.read_text().splitlines(keepends=True)
@@ -116,7 +119,7 @@ def test_a_restarted_policy_refits_the_models_it_had(tmp_path: Path) -> None:
     before = idle_policy()
     for event in events:
         before.observe(event)
-    journal.append(events)
+    journal.append(events, events[-1].time)
     cutoff = START + 40 * DAY
     before.retrain(cutoff)
     assert before.models, "forty days of two machines train a model each"

@@ -240,7 +240,7 @@ def test_modes_are_private_whatever_the_umask(tmp_path: Path) -> None:
 def test_the_journal_is_private_whatever_the_umask(tmp_path: Path) -> None:
     state = tmp_path / "state"
     journal = Journal(state)
-    journal.append([OwnerSessionStarted(1.0, "m1")])
+    journal.append([OwnerSessionStarted(1.0, "m1")], 1.0)
     journal.save_machines({"m1": MachineInfo("m1", "lab", "Normal", 57, 40, 2)})
     assert _mode(state) == 0o700 and _mode(journal.dir) == 0o700
     assert _mode(journal.dir / "events.jsonl") == 0o600

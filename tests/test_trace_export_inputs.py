@@ -29,7 +29,8 @@ def _journal(tmp_path: Path) -> Path:
             JobQueued(T, "1.0", "alice"),
             AttemptStarted(T + 10, "1.0", "pc1"),
             AttemptEnded(T + 70, "1.0", "pc1", AttemptOutcome.COMPLETED, T + 10),
-        ]
+        ],
+        now=T + 70,
     )
     return state
 
@@ -104,7 +105,9 @@ def test_a_last_line_torn_by_a_crash_is_skipped_and_cut_before_the_next_append(
     out = tmp_path / "out"
     assert main(["trace", "export", "--state", str(state), "--out", str(out)]) == 0
     assert read_jobs(out / "jobs.csv").job_id == ["1.0"]
-    Journal(state).append([JobQueued(T + 100, "2.0", "bob")])  # the restarted daemon goes on
+    Journal(state).append(
+        [JobQueued(T + 100, "2.0", "bob")], T + 100
+    )  # the restarted daemon goes on
     assert main(["trace", "export", "--state", str(state), "--out", str(out)]) == 0
     assert read_jobs(out / "jobs.csv").job_id == ["1.0", "2.0"]
 

@@ -161,7 +161,7 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
         tracker=MachineTracker(active_idle_s=float(config.get("active_idle_s", 900.0))),
         event_log=event_log,
         event_log_schedd=config.get("event_log_schedd"),
-        journal=Journal(Path(state_dir)) if state_dir else None,
+        journal=Journal(Path(state_dir), config.get("journal_keep")) if state_dir else None,
         discover=None if schedds else discover,
     )
     sinks: list[AdviceSink] = []

@@ -2,13 +2,22 @@
 
 ``events.jsonl`` holds one canonical event per line (its kind and fields), ``machines.json`` the
 inventory. Append-only and line-oriented so a crash loses at most the line being written.
+
+It keeps the last ``pool.journal_keep`` of events: once its oldest is a month past that, its
+older lines are cut off, in a new file ``events-from-N.jsonl`` whose name says how many bytes came
+before it, so that a place in the journal (a snapshot's ``journal_bytes``) keeps its meaning. A
+month's slack makes the rewrite monthly rather than daily.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
+import re
+import shutil
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
@@ -18,32 +27,87 @@ from plugins.contract.policy import MachineInfo
 
 JOURNAL_DIR = "condor-journal"
 KINDS = {kind.__name__: kind for kind in ALL_EVENT_KINDS}
+DAY_S = 86400.0
+TRIM_SLACK_S = 30 * DAY_S
+_TRIMMED = re.compile(r"events-from-(\d+)\.jsonl")
+_TIME = re.compile(rb'"time": (-?[0-9.eE+-]+)')
+log = logging.getLogger("htcondor_advisor.condor")
+
+
+def events_file(directory: Path) -> tuple[Path, int]:
+    """The journal's events file in ``directory`` and how many bytes were cut off before it."""
+    found = (directory / "events.jsonl", 0)
+    for path in directory.glob("events-from-*.jsonl"):
+        match = _TRIMMED.fullmatch(path.name)
+        if match and int(match.group(1)) > found[1]:
+            found = (path, int(match.group(1)))
+    return found
 
 
 class Journal:
     """Private like the snapshots beside it: directories 0700 and files 0600, whatever the umask
     (the state directory itself is made by the daemon before the pool is built)."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, keep_s: float | None = None) -> None:
+        """``keep_s``: cut off events older than that many seconds (None: keep them all)."""
         self.dir = Path(state_dir) / JOURNAL_DIR
         self.dir.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.dir.mkdir(exist_ok=True, mode=0o700)
         os.chmod(self.dir, 0o700)
-        for name in ("events.jsonl", "machines.json"):  # made 0644 by an earlier version
-            if (self.dir / name).exists():
-                os.chmod(self.dir / name, 0o600)
-        _cut_torn_line(self.dir / "events.jsonl")
+        self.keep_s = keep_s
+        self.path, self.base = events_file(self.dir)
+        for stale in self.dir.glob("events*"):  # what a trim cut short by a crash left
+            if stale != self.path:
+                stale.unlink()
+        for path in (self.path, self.dir / "machines.json"):  # 0644 from an earlier version
+            if path.exists():
+                os.chmod(path, 0o600)
+        _cut_torn_line(self.path)
+        self.oldest = _first_time(self.path)
+        self._lock = threading.Lock()  # the snapshot job asks size() while the source appends
 
-    def append(self, events: Iterable[Event]) -> None:
+    def append(self, events: Iterable[Event], now: float) -> None:
+        """Write ``events``, then cut off what is past keeping at ``now`` (the daemon's clock:
+        a host whose clock is years ahead must not empty the journal)."""
+        events = list(events)
         lines = [json.dumps({"kind": type(e).__name__, **_fields(e)}) + "\n" for e in events]
-        if lines:
-            with _private(self.dir / "events.jsonl", os.O_APPEND) as out:
+        if not lines:
+            return
+        with self._lock:
+            with _private(self.path, os.O_APPEND) as out:
                 out.writelines(lines)
+            if self.oldest is None:
+                self.oldest = min(e.time for e in events)
+            if self.keep_s is not None and now - self.oldest > self.keep_s + TRIM_SLACK_S:
+                self._trim(now - self.keep_s)
 
     def size(self) -> int:
-        """Bytes of events written so far: where a snapshot taken now stands in the journal."""
-        path = self.dir / "events.jsonl"
-        return path.stat().st_size if path.exists() else 0
+        """Bytes of events written so far, those cut off included: where a snapshot taken now
+        stands in the journal."""
+        with self._lock:
+            return self.base + (self.path.stat().st_size if self.path.exists() else 0)
+
+    def _trim(self, cutoff: float) -> None:
+        """Keep the lines from the first event at ``cutoff`` or later, in a new file."""
+        with open(self.path, "rb") as old:
+            cut = 0
+            for line in old:
+                match = _TIME.search(line)
+                if match and float(match.group(1)) >= cutoff:
+                    break
+                cut += len(line)
+            base = self.base + cut
+            kept = self.dir / f"events-from-{base}.jsonl"
+            with _private(kept.with_suffix(".tmp"), os.O_TRUNC) as new:
+                old.seek(cut)
+                shutil.copyfileobj(old, new.buffer)
+                new.flush()
+                os.fsync(new.fileno())
+        os.replace(kept.with_suffix(".tmp"), kept)
+        self.path.unlink()
+        days = (self.keep_s or 0.0) / DAY_S
+        log.info("journal: cut off %d bytes of events older than %g days", cut, days)
+        self.path, self.base, self.oldest = kept, base, _first_time(kept)
 
     def save_machines(self, machines: Mapping[str, MachineInfo]) -> None:
         path = self.dir / "machines.json"
@@ -59,6 +123,15 @@ def _private(path: Path, mode: int) -> TextIO:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | mode, 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def _first_time(path: Path) -> float | None:
+    """The time of the journal's first event (None: no event yet)."""
+    if not path.exists():
+        return None
+    with open(path, "rb") as journal:
+        match = _TIME.search(journal.readline())
+    return float(match.group(1)) if match else None
 
 
 def _cut_torn_line(path: Path) -> None:

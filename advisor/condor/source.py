@@ -196,7 +196,7 @@ class CondorPoolSource:
             self.once.forget()
         events.sort(key=lambda e: e.time)
         if self.journal is not None:
-            self.journal.append(events)
+            self.journal.append(events, now)
         self.last_view = PoolView(views, by_class, new_jobs, by_cpus)
         return Observation(events, self.last_view, dict(self.machines), healthy)
 

@@ -119,6 +119,11 @@ CONDOR_KEYS = {
         "Name of the schedd whose jobs the event log records (null: the pool's only schedd)",
     ),
     "journal": Key(f.boolean, True, "journal observations in the state directory (trace export)"),
+    "journal_keep": Key(
+        lambda v, p: None if v is None else f.duration(v, p, lo=7 * f.DAY_S, hi=36_500 * f.DAY_S),
+        400 * f.DAY_S,
+        "how long the journal keeps an event (null: for ever)",
+    ),
     "active_idle_s": Key(
         lambda v, p: f.duration(v, p, lo=0.0, hi=f.DAY_S),
         900,

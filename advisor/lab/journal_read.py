@@ -14,7 +14,7 @@ from pathlib import Path
 from types import NoneType, UnionType
 from typing import Any, get_args, get_type_hints
 
-from advisor.condor.journal import JOURNAL_DIR, KINDS
+from advisor.condor.journal import JOURNAL_DIR, KINDS, events_file
 from plugins.contract.events import Event
 from plugins.contract.policy import MachineInfo
 from simulator.traces.errors import TraceError
@@ -23,10 +23,12 @@ from simulator.traces.errors import TraceError
 def read_events(
     state_dir: Path, until_byte: int | None = None, kinds: Collection[type] | None = None
 ) -> Iterator[Event]:
-    """The journal's events in file order, those in its first ``until_byte`` bytes and of
-    ``kinds`` only when given. A crash mid-write tears only the last line, which is skipped; an
-    unreadable line elsewhere is damage, and a located error."""
-    path = Path(state_dir) / JOURNAL_DIR / "events.jsonl"
+    """The journal's events in file order, those in its first ``until_byte`` bytes (counting
+    those cut off as kept too old) and of ``kinds`` only when given. A crash mid-write tears only
+    the last line, which is skipped; an unreadable line elsewhere is damage, and a located error."""
+    path, cut_off = events_file(Path(state_dir) / JOURNAL_DIR)
+    if until_byte is not None:
+        until_byte = max(until_byte - cut_off, 0)
     missing = "the events the advisor journals (none yet: export once it has observed some)"
     names = None if kinds is None else {kind.__name__ for kind in kinds}
     torn: tuple[int, str] | None = None

@@ -66,7 +66,8 @@ def bench_relearn(policy: str, days: int, scale: float, seed: int, work: Path) -
     events, machines = owner_events(days, scale, seed)
     journal = Journal(work)
     for at in range(0, len(events), CHUNK):
-        journal.append(events[at : at + CHUNK])
+        chunk = events[at : at + CHUNK]
+        journal.append(chunk, chunk[-1].time)  # as the pool's source at that time
     learner = policy_class(policy)(PolicyContext(machines=dict(machines), seed=seed))
     host = PolicyHost(learner, Unpolled(), [], DaemonMetrics(time.time), 600.0)
     host.join(machines)

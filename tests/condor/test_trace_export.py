@@ -44,8 +44,8 @@ def test_journal_round_trips_and_exports_a_replayable_trace(tmp_path: Path) -> N
     journal.save_machines(
         {n: MachineInfo(n, "lab", "Normal", 57.0, 40.0, 2.0) for n in ("pc1", "pc2")}
     )
-    journal.append(EVENTS[:5])
-    journal.append(EVENTS[5:])
+    journal.append(EVENTS[:5], EVENTS[4].time)
+    journal.append(EVENTS[5:], EVENTS[-1].time)
     assert list(read_events(state)) == EVENTS
     out = tmp_path / "trace"
     assert main(["trace", "export", "--state", str(state), "--out", str(out)]) == 0

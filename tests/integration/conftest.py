@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +25,7 @@ from integration.pool.pool import (
     ChrootPool,
     build_chroot,
 )
+from integration.pool.waiting import wait_for
 from plugins.contract.job_ids import on_schedd
 
 TEST_POLICIES = Path(__file__).resolve().parent / "policies"
@@ -40,26 +40,6 @@ def _free_port() -> int:
 
 ADVISOR_LISTEN = f"127.0.0.1:{_free_port()}"
 """Where the daemon under test listens; the pool's hook asks there from the start."""
-
-
-def wait_for(
-    check: Callable[[], Any],
-    timeout: float,
-    what: str,
-    every: float = 1.0,
-    explain: Callable[[], str] | None = None,
-) -> Any:
-    """``check()``'s first truthy result within ``timeout`` seconds, else fail naming ``what``
-    (and adding ``explain()``: what the state was, so that a rare timeout can be read)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            state = f"\n{explain()}" if explain else ""
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}{state}")
-        time.sleep(every)
 
 
 def pool_state(pool: ChrootPool) -> str:

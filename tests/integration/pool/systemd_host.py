@@ -14,17 +14,15 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+
+from integration.pool.waiting import wait_for
 
 BOOT = Path(__file__).resolve().parent / "boot_systemd.sh"
 SYSTEMD = Path("/lib/systemd/systemd")
 CLEAN_ENV = ["env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"]
 """A root shell's environment on a fresh host, not this test's (its venv, its CI variables)."""
-
-T = TypeVar("T")
 
 
 def cgroup2_root() -> Path | None:
@@ -48,17 +46,6 @@ def lacking() -> str | None:
     if cgroup2_root() is None:
         return "a cgroup2 hierarchy"
     return None
-
-
-def _until(check: Callable[[], T | None], timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.5)
 
 
 def _child_of(parent: int) -> int | None:
@@ -97,13 +84,13 @@ class SystemdHost:
             )
         host = cls(proc, cgroup)
         try:
-            host.pid = _until(lambda: _child_of(proc.pid), 30, "systemd to start")
+            host.pid = wait_for(lambda: _child_of(proc.pid), 30, "systemd to start")
 
             def booted() -> bool:
                 state = host.run("systemctl is-system-running", check=False).stdout.strip()
                 return state in ("running", "degraded")
 
-            _until(booted, 60, "systemd to finish booting")
+            wait_for(booted, 60, "systemd to finish booting")
         except BaseException:
             host.shutdown()
             raise
@@ -148,4 +135,4 @@ class SystemdHost:
                 self.cgroup.rmdir()
             return not self.cgroup.exists()
 
-        _until(removed, 30, f"{self.cgroup} to empty")
+        wait_for(removed, 30, f"{self.cgroup} to empty")

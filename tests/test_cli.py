@@ -321,6 +321,15 @@ def test_utility_lcg_refuses_a_job_count_that_leaves_nothing_counted(
     assert "--jobs: 500 leaves no job counted" in err and "Traceback" not in err
 
 
+def test_utility_lcg_finds_its_log_under_the_data_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADVISOR_DATA_DIR", str(tmp_path / "data"))
+    assert main(["experiment", "utility-lcg", "--out", str(tmp_path / "out")]) == 2
+    expected = f"{tmp_path}/data/b_workloads/LCG-2005-1/LCG-2005-1.swf.gz: no such SWF log"
+    assert expected in _error_line(capsys)
+
+
 @pytest.mark.parametrize(
     ("argv", "named"),
     [

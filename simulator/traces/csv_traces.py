@@ -34,7 +34,7 @@ MEMORY_EXPECTED = f"a number of MB > 0 (empty: {DEFAULT_MEMORY_MB:g})"
 HISTORY_LOOK = re.compile(r"^\s*(\[|\{|<|\w+ = )|\b(QDate|ClusterId|GlobalJobId)\b")
 """The first line of ``condor_history`` output: -json, -jsonl, -xml, -long, -af:h."""
 HISTORY_HINT = (
-    " (not condor_history output: convert that first with"
+    " (this looks like condor_history output, which a jobs trace is not: convert it first with"
     " `htcondor-advisor trace history FILE --out DIR`)"
 )
 

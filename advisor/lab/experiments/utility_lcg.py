@@ -22,18 +22,23 @@ from advisor.lab.experiments.utility_report import (
     write_stats,
 )
 from advisor.lab.parallel import run_parallel
+from plugins.contract.option_pairs import parse_sets
+from simulator.dedicated.catalog import default_data_dir
 from simulator.grid_queue.lcg import DEFAULT_SITE, lcg_workload
 from simulator.grid_queue.trial import Trial, run_trial
 from simulator.grid_queue.workload import DRAIN_JOBS
 
 NAME = "utility-lcg"
 HELP = "paper 002 Table III and figures 6-7: fifo, edf, utility-sarsa on an LCG 2005 site"
-DEFAULT_LOG = "../shared/data/b_workloads/LCG-2005-1/LCG-2005-1.swf.gz"
+LCG_LOG = "b_workloads/LCG-2005-1/LCG-2005-1.swf.gz"
+"""Under the data directory (``ADVISOR_DATA_DIR``, else ``../shared/data``)."""
 POLICIES = ("fifo", "edf", "utility-sarsa")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--swf", default=DEFAULT_LOG, help="the LCG-2005-1 SWF log")
+    parser.add_argument(
+        "--swf", help=f"the LCG-2005-1 SWF log (default: $ADVISOR_DATA_DIR/{LCG_LOG})"
+    )
     parser.add_argument(
         "--out", type=output_directory, default="out/utility-lcg", help="directory for CSV and PNG"
     )
@@ -60,12 +65,13 @@ def counted_jobs(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not Path(args.swf).is_file():
-        raise FileNotFoundError(f"{args.swf}: no such SWF log (pass --swf PATH)")
+    swf = args.swf or str(Path(default_data_dir()) / LCG_LOG)
+    if not Path(swf).is_file():
+        raise FileNotFoundError(f"{swf}: no such SWF log (pass --swf PATH or set ADVISOR_DATA_DIR)")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    build = {"path": args.swf, "partition": args.site, "processors": args.processors}
-    extra = dict(item.split("=", 1) for item in args.set)
+    build = {"path": swf, "partition": args.site, "processors": args.processors}
+    extra = parse_sets(args.set)
     trials = [
         Trial(lcg_workload, {**build, "jobs": args.jobs}, p, extra if p == POLICIES[-1] else {})
         for p in POLICIES
@@ -80,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
     plot_fairness(results, out / f"fig7_fairness_{name}.png", f"{name}: fair-share utility")
     gap = np.abs(fifo.fairness - sarsa.fairness)
     print(f"fair-share |fifo - sarsa|: max {gap.max():.4f}, end {gap[-1]:.4f}")
-    print(f"wrote {out}/waiting_stats.csv and 4 figures")
+    print(f"wrote {out}/waiting_stats.csv and 3 figures")
     return 0

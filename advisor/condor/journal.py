@@ -56,8 +56,9 @@ class Journal:
         os.chmod(self.dir, 0o700)
         self.keep_s = keep_s
         self.path, self.base = events_file(self.dir)
-        for stale in self.dir.glob("events*"):  # what a trim cut short by a crash left
-            if stale != self.path:
+        leftovers = [self.dir / "events.jsonl", *self.dir.glob("events-from-*")]
+        for stale in leftovers:  # what a trim cut short by a crash left
+            if stale != self.path and stale.exists():
                 stale.unlink()
         for path in (self.path, self.dir / "machines.json"):  # 0644 from an earlier version
             if path.exists():

@@ -23,9 +23,10 @@ from simulator.traces.errors import TraceError
 def read_events(
     state_dir: Path, until_byte: int | None = None, kinds: Collection[type] | None = None
 ) -> Iterator[Event]:
-    """The journal's events in file order, those in its first ``until_byte`` bytes (counting
-    those cut off as kept too old) and of ``kinds`` only when given. A crash mid-write tears only
-    the last line, which is skipped; an unreadable line elsewhere is damage, and a located error."""
+    """The journal's events in file order, those in its first ``until_byte`` bytes (a place in
+    the journal, which counts the bytes cut off too) and of ``kinds`` only when given. A crash
+    mid-write tears only the last line, which is skipped; an unreadable line elsewhere is damage,
+    and a located error."""
     path, cut_off = events_file(Path(state_dir) / JOURNAL_DIR)
     if until_byte is not None:
         until_byte = max(until_byte - cut_off, 0)

@@ -145,6 +145,9 @@ def test_the_shipped_unit_runs_the_daemon_against_the_pool(central_manager: Syst
         "frugal's advice in every startd ad",
     )
     assert "Traceback" not in host.journal(UNIT)
+    # the sandbox as systemd rates it (the README says 1.1, OK)
+    rating = host.run(f"systemd-analyze security {UNIT} --no-pager").stdout.splitlines()[-1]
+    assert rating.split("service: ")[1].startswith("1.1 OK"), rating
 
 
 def test_reload_rereads_the_configuration_in_the_same_process(

@@ -84,7 +84,8 @@ class SystemdHost:
             )
         host = cls(proc, cgroup)
         try:
-            host.pid = wait_for(lambda: _child_of(proc.pid), 30, "systemd to start")
+            boot_log = (directory / "boot.log").read_text
+            host.pid = wait_for(lambda: _child_of(proc.pid), 30, "systemd to start", 0.5, boot_log)
 
             def booted() -> bool:
                 state = host.run("systemctl is-system-running", check=False).stdout.strip()

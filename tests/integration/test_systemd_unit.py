@@ -191,15 +191,12 @@ def test_a_stuck_daemon_is_restarted_by_the_watchdog(central_manager: SystemdHos
         "NRestarts": first["NRestarts"],
     }
     host.run(f"kill -STOP {first['MainPID']}")  # stuck: alive, answering nothing
-    wait_for(
-        lambda: (
-            host.show(UNIT, "SubState", "MainPID")["MainPID"] not in ("0", first["MainPID"])
-            and host.show(UNIT, "SubState")["SubState"] == "running"
-        ),
-        60,
-        "the watchdog's restart",
-        explain=lambda: host.journal(UNIT)[-3000:],
-    )
+
+    def restarted() -> bool:
+        now = host.show(UNIT, "SubState", "MainPID")
+        return now["SubState"] == "running" and now["MainPID"] not in ("0", first["MainPID"])
+
+    wait_for(restarted, 60, "the watchdog's restart", explain=lambda: host.journal(UNIT)[-3000:])
     assert "Watchdog timeout" in host.journal(UNIT)
     assert int(host.show(UNIT, "NRestarts")["NRestarts"]) == int(first["NRestarts"]) + 1
     wait_for(lambda: (h := _health()) and h["status"] == "ok", 60, "advice served again")

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.condor.journal import DAY_S, Journal, events_file
+from advisor.condor.journal import Journal, events_file
 from advisor.lab.journal_read import read_events
+from plugins.contract.clock import DAY as DAY_S
 from plugins.contract.events import OwnerSessionEnded, OwnerSessionStarted
 
 

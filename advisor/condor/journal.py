@@ -22,13 +22,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
+from plugins.contract.clock import DAY
 from plugins.contract.events import ALL_EVENT_KINDS, Event
 from plugins.contract.policy import MachineInfo
 
 JOURNAL_DIR = "condor-journal"
 KINDS = {kind.__name__: kind for kind in ALL_EVENT_KINDS}
-DAY_S = 86400.0
-TRIM_SLACK_S = 30 * DAY_S
+TRIM_SLACK_S = 30 * DAY
 _TRIMMED = re.compile(r"events-from-(\d+)\.jsonl")
 _TIME = re.compile(rb'"time": (-?[0-9.eE+-]+)')
 log = logging.getLogger("htcondor_advisor.condor")
@@ -106,7 +106,7 @@ class Journal:
                 os.fsync(new.fileno())
         os.replace(kept.with_suffix(".tmp"), kept)
         self.path.unlink()
-        days = (self.keep_s or 0.0) / DAY_S
+        days = (self.keep_s or 0.0) / DAY
         log.info("journal: cut off %d bytes of events older than %g days", cut, days)
         self.path, self.base, self.oldest = kept, base, _first_time(kept)
 

@@ -27,8 +27,8 @@ log = logging.getLogger("htcondor_advisor.schedule")
 def build_scheduler(
     daemon: Daemon,
     clock: Callable[[], float],
+    liveness: Liveness,
     refit_until: float | None = None,
-    liveness: Liveness | None = None,
 ) -> BackgroundScheduler:
     """``refit_until``: also fit, at once and in the background, the models a restart lost
     (snapshots keep none) on what was observed before that cut-off, theirs, rather than serve
@@ -43,7 +43,7 @@ def build_scheduler(
 
     def every(name: str, seconds: float, func: Callable[[], object]) -> None:
         scheduler.add_job(
-            liveness.watched(name, func) if liveness is not None else func,
+            liveness.watched(name, func),
             "interval",
             seconds=seconds,
             id=name,
@@ -111,7 +111,7 @@ def run_live(
     daemon.host.cycle(clock())
     address = daemon.start_endpoint()
     liveness = Liveness()
-    scheduler = build_scheduler(daemon, clock, refit_until, liveness)
+    scheduler = build_scheduler(daemon, clock, liveness, refit_until)
     interval = watchdog_interval()
     watchdog = Watchdog(liveness, interval, lambda: sd_notify("WATCHDOG=1")) if interval else None
     scheduler.start()

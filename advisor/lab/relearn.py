@@ -25,6 +25,10 @@ from plugins.idle.policy import IdlePolicy
 log = logging.getLogger("htcondor_advisor.daemon")
 PROGRESS = 500_000
 """Events between two notes to systemd that the start is still under way."""
+EXTEND = "EXTEND_TIMEOUT_USEC=60000000"
+"""Each note gives the start another minute, counted from the note, so that relearning a long
+journal is not cut off by the unit's ``TimeoutStartSec`` (500,000 events of a campus year are
+read in about 4 s)."""
 
 
 def relearn(host: PolicyHost, resumed: Mapping[str, Any] | None, state_dir: Path | None) -> int:
@@ -46,12 +50,13 @@ def relearn(host: PolicyHost, resumed: Mapping[str, Any] | None, state_dir: Path
     from simulator.traces.errors import TraceError
 
     fed, chunk = 0, []
+    sd_notify(f"{EXTEND}\nSTATUS=relearning the owner history from the journal")
     try:
         for event in read_events(state_dir, until, kinds):
             chunk.append(event)
-            if len(chunk) == PROGRESS:  # a campus year takes 26 s; systemd waits 90 s
+            if len(chunk) == PROGRESS:
                 fed, chunk = fed + feed(host, chunk), []
-                sd_notify(f"EXTEND_TIMEOUT_USEC=60000000\nSTATUS=relearned {fed} events")
+                sd_notify(f"{EXTEND}\nSTATUS=relearned {fed} events")
     except TraceError as exc:  # the advice goes on; what was not relearned is said
         fed += feed(host, chunk)
         label = host.policy.label

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,8 @@ import pytest
 import yaml
 from conftest import require
 
+from advisor.condor.journal import Journal
+from advisor.lab.relearn_bench import CHUNK, owner_events
 from integration.conftest import ADVISOR_LISTEN, startd_ads, wait_for
 from integration.pool.pool import COLLECTOR, PROJECT, ChrootPool
 from integration.pool.systemd_host import SystemdHost, lacking
@@ -173,6 +176,62 @@ def test_stop_saves_a_snapshot_and_start_resumes_from_it(central_manager: System
     assert (saved.st_uid, saved.st_mode & 0o777) == (int(owner), 0o600)
     host.run(f"systemctl start {UNIT}")
     assert f"resumed from {snapshots[-1].name}" in host.journal(UNIT)
+
+
+def _campus_journal(state: Path) -> None:
+    """A journal as a year of a 600-PC campus leaves it (1.5 M owner events, 137 MB), written as
+    the live source writes it. Its machines are not the test pool's: relearning reads them all
+    and keeps none, which is the reading's time without the test pool's policy learning it."""
+    events, _ = owner_events(365, 0.5, 1)
+    journal = Journal(state)
+    for at in range(0, len(events), CHUNK):
+        chunk = events[at : at + CHUNK]
+        journal.append(chunk, chunk[-1].time)
+
+
+def _timed_start(host: SystemdHost) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """``systemctl start``, which returns once the unit is ready (or has failed): how long."""
+    began = time.monotonic()
+    started = host.run(f"systemctl start {UNIT}", check=False)
+    return time.monotonic() - began, started
+
+
+def test_relearning_a_long_journal_extends_the_start(central_manager: SystemdHost) -> None:
+    """An idle-time policy learns its owner history again from the journal when it starts
+    (``advisor/lab/relearn.py``), which on a large pool takes longer than a unit's start timeout.
+    Its notes to systemd extend the start. The timeout (a drop-in) is twice a start that relearns
+    nothing, plus two seconds; the relearning start must outlast it, or the test proves nothing."""
+    host = central_manager
+    config = _config()
+    config["policy"] = {"name": "idle-min"}
+    config["pool"] = {**config["pool"], "journal": True, "journal_keep": None}  # type: ignore[dict-item]
+    dropin = f"/etc/systemd/system/{UNIT}.service.d/start-timeout.conf"
+    try:
+        host.run(f"systemctl stop {UNIT} && rm -rf {STATE}/*")
+        host.path(CONFIG).write_text(yaml.safe_dump(config))
+        _campus_journal(host.path(STATE))
+        host.run(f"chown -R htcondor-advisor: {STATE}")
+        plain, _ = _timed_start(host)  # no snapshot yet: nothing to relearn
+        wait_for(lambda: any(host.path(STATE).glob("snapshot-*.json")), 30, "the first snapshot")
+        timeout = 2 * plain + 2
+        host.run(
+            f"mkdir -p {Path(dropin).parent} && printf '[Service]\\nTimeoutStartSec=%.1fs\\n' "
+            f"{timeout} > {dropin} && systemctl daemon-reload && systemctl stop {UNIT}"
+        )
+        before = host.show(UNIT, "NRestarts")["NRestarts"]
+        took, started = _timed_start(host)
+        log = host.journal(UNIT)
+        assert started.returncode == 0, f"{started.stderr}{log[-3000:]}"
+        assert took > timeout, f"relearned in {took:.1f} s, within the {timeout:.1f} s timeout"
+        assert host.show(UNIT, "ActiveState", "NRestarts") == {
+            "ActiveState": "active",
+            "NRestarts": before,
+        }
+        assert re.search(r"idle-min/1 learned \d+ events again from the journal", log)
+    finally:
+        host.run(f"rm -f {dropin} && systemctl daemon-reload && systemctl stop {UNIT}")
+        host.path(CONFIG).write_text(yaml.safe_dump(_config()))
+        host.run(f"rm -rf {STATE}/* && systemctl start {UNIT}")
 
 
 def test_a_stuck_daemon_is_restarted_by_the_watchdog(central_manager: SystemdHost) -> None:

@@ -81,11 +81,20 @@ def _machine_span(trace: Trace) -> tuple[float, float]:
 def jobs_in_period(trace: Trace, jobs: Jobs) -> tuple[Jobs, str]:
     """``jobs`` (a pool's history) moved by whole weeks into the first week of the generated or
     FTA machines when its first submission lies outside their period, so every job keeps its
-    hour of the week; and what was done, for the user ("" when nothing was)."""
+    hour of the week; and what was done, for the user ("" when nothing was). A period shorter
+    than a week has no whole first week: there the first submission is moved to its start."""
     start, end = _machine_span(trace)
     first = float(jobs.submit[0]) if len(jobs) else start
     if start <= first < end:
         return jobs, ""
+    if end - start < WEEK:
+        moved = _shift(jobs, trace.start)
+        days = (float(moved.submit[0]) - first) / DAY
+        return moved, (
+            f"submissions moved {abs(days):.1f} days {'earlier' if days < 0 else 'later'}, to"
+            f" the start of the machine trace's {(end - start) / DAY:g}-day period (shorter than"
+            " a week, so the jobs' hours of the week are not kept)"
+        )
     moved = _shift(jobs, trace.start, whole_weeks=True)
     weeks = round((float(moved.submit[0]) - first) / WEEK)
     return moved, (

@@ -182,6 +182,25 @@ def test_a_pools_own_jobs_replace_every_members_and_another_file_is_replayed_ane
     assert not (tmp_path / "x").exists()
 
 
+def test_a_history_whose_jobs_never_complete_gives_a_table_without_overhead_ratios(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # every job of the file is removed by its user: no placement completes one, so there is no
+    # overhead to compare, and the table says so rather than the command ending in a traceback
+    jobs = tmp_path / "jobs.csv"
+    rows = ["submit,job_id,user,runtime,remove", "1262595600,1.0,alice,,1262599200"]
+    jobs.write_text("\n".join([*rows, "1262595600,1.1,alice,,1262599200"]) + "\n")
+    args = ["experiment", "shapes", "--shapes", "small-college", "--scales", "1", "--seeds", "1"]
+    args += ["--days", "7", "--policies", "frugal", "--workers", "1", "--jobs", str(jobs)]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    with (tmp_path / "out" / "shapes.csv").open() as fh:
+        table = list(csv.DictReader(fh))
+    assert {r["policy"] for r in table} == {"crystal", "frugal"}
+    assert all(math.isnan(float(r["overhead_vs_random"])) for r in table)
+    said = capsys.readouterr().out.splitlines()[-1]
+    assert "passes 0 of 1 members; worst overhead n/a (none on 1: no job completed)" in said
+
+
 def test_a_scale_keeps_that_share_of_a_historys_batches_whole_and_always_the_same() -> None:
     ids = [f"{cluster}.{proc}@ap1" for cluster in range(1, 2001) for proc in range(3)]
     jobs = Jobs(ids, ["u"] * len(ids), np.arange(len(ids), dtype=float), *(np.ones(len(ids)),) * 2)

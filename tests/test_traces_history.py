@@ -215,6 +215,19 @@ def test_a_history_from_another_year_runs_in_the_first_week_at_its_hours_of_the_
     assert np.array_equal(again.jobs.submit, own.jobs.submit) and not notes
 
 
+def test_a_history_replayed_on_fewer_days_than_a_week_starts_with_the_period(
+    tmp_path: Path,
+) -> None:
+    # a week would push the history past a two-day period's end, leaving no job to replay
+    path = tmp_path / "history"
+    path.write_text(LONG)
+    write_jobs(history_jobs([(path, read_history_ads(path))]).jobs, tmp_path / "jobs.csv")
+    spec = SourceSpec(scenario="campus", days=2, scale=0.05, seed=1, jobs=tmp_path / "jobs.csv")
+    trace, notes = assemble(spec)
+    assert trace.jobs.submit[0] == trace.start and len(trace.jobs) == len(EXPECTED)
+    assert any("to the start of the machine trace's 2-day period" in n for n in notes), notes
+
+
 def test_condor_history_given_as_a_jobs_csv_is_told_how_to_convert_it(tmp_path: Path) -> None:
     # an administrator who hands `replay --jobs` the history itself is told the command to run
     forms = {

@@ -153,9 +153,12 @@ def policy_options(
     return {name: tuple(sorted(options.items())) for name, options in chosen.items()}
 
 
-def ratio(mine: float, randoms: float) -> float:
+def ratio(mine: float | None, randoms: float | None) -> float:
     """``mine / randoms``; a few jobs of one's own may never wait under random placement, and
-    then waiting as little is 1 and waiting at all is worse by more than any factor."""
+    then waiting as little is 1 and waiting at all is worse by more than any factor. None (no
+    job completed, so no overhead) compares with nothing: NaN."""
+    if mine is None or randoms is None:
+        return math.nan
     if randoms > 0:
         return mine / randoms
     return 1.0 if mine <= 0 else math.inf
@@ -236,19 +239,31 @@ def run(args: argparse.Namespace) -> int:
             r["overhead_vs_random"] <= OVERHEAD_LIMIT and r["saving_share"] >= SHARE_TARGET
             for r in mine
         )
-        worst = max(mine, key=lambda r: r["overhead_vs_random"])
         sure = sum(r["overhead_vs_random_low"] > OVERHEAD_LIMIT for r in mine)
         short = sum(r["saving_share_high"] < SHARE_TARGET for r in mine)
-        shares = [r["saving_share"] for r in mine]
+        shares = [r["saving_share"] for r in mine if not math.isnan(r["saving_share"])]
+        spread = f"{min(shares):.2f} to {max(shares):.2f}" if shares else "n/a (nothing to save)"
         print(
-            f"{policy:<16} passes {passed} of {len(mine)} members; worst overhead "
-            f"{worst['overhead_vs_random']:.2f} x random ({interval(worst)}; "
-            f"{worst['shape']}, scale {worst['scale']}, seed {worst['seed']}); past "
+            f"{policy:<16} passes {passed} of {len(mine)} members; {worst_overhead(mine)}; past "
             f"{OVERHEAD_LIMIT} x beyond chance on {sure}; saving share "
-            f"{min(shares):.2f} to {max(shares):.2f}, below {SHARE_TARGET} beyond chance on "
+            f"{spread}, below {SHARE_TARGET} beyond chance on "
             f"{short}{waits_past_random(mine, args.wait_bound)}"
         )
     return 0
+
+
+def worst_overhead(mine: list[dict[str, Any]]) -> str:
+    """The summary line's worst overhead ratio, among the members where one was measured."""
+    judged = [r for r in mine if not math.isnan(r["overhead_vs_random"])]
+    unjudged = len(mine) - len(judged)
+    none = f" (none on {unjudged}: no job completed)" if unjudged else ""
+    if not judged:
+        return f"worst overhead n/a{none}"
+    worst = max(judged, key=lambda r: r["overhead_vs_random"])
+    return (
+        f"worst overhead {worst['overhead_vs_random']:.2f} x random ({interval(worst)}; "
+        f"{worst['shape']}, scale {worst['scale']}, seed {worst['seed']}){none}"
+    )
 
 
 def interval(row: dict[str, Any]) -> str:

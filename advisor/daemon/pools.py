@@ -135,7 +135,9 @@ CONDOR_KEYS = {
         "longest wait for one collector or schedd call",
     ),
     "edit_jobs": Key(
-        f.boolean, False, "edit JobPrio, AdvisorHoldUntil and AdvisorPriorHours of idle jobs"
+        f.boolean,
+        False,
+        "edit JobPrio, AdvisorHoldUntil, AdvisorNeedsHours and AdvisorPriorHours of idle jobs",
     ),
     "edit_owners": Key(f.text_list, [], "only these owners' jobs are edited ([] = any)"),
     "max_job_edits": Key(

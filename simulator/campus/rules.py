@@ -31,7 +31,8 @@ class PoolRules:
         """Partitionable machines: the schedd fills a matched slot's leftover at once
         (HTCondor's ``CLAIM_PARTITIONABLE_LEFTOVERS``, true by default; see packing.py)."""
         self.wait_bound_s = wait_bound_s
-        """A job idle this long after its submission is matched as without advice
+        """A job idle this long in its current wait (since its submission or its last
+        eviction) is matched as without advice for the rest of that wait
         (``ADVISOR_WAIT_BOUND``; unadvised.py). None: advice may keep a job waiting forever."""
         self.control_percent = control_percent
         """The share of jobs (by their id) matched as without advice (``ADVISOR_CONTROL_PERCENT``;

@@ -128,12 +128,14 @@ def start_advisor(
         pool: dict[str, Any] | None = None,
         policy: str = "fixed-advice",
         control: dict[str, Any] | None = None,
+        publish: dict[str, Any] | None = None,
     ) -> HostedDaemon:
         shipped = yaml.safe_load((PROJECT / "examples/advisor.yaml").read_text())
         local = local_override(tmp_path / "state", options)
         local["policy"]["name"] = policy
         local["pool"].update(pool or {})
         local["control"].update(control or {})
+        local["publish"].update(publish or {})
         path = tmp_path / "advisor.yaml"
         path.write_text(yaml.safe_dump(merge(shipped, local)))
         return listening(HostedDaemon(["--config", str(path)]), started)
@@ -497,6 +499,50 @@ def test_a_schedd_that_hangs_costs_a_deadline_and_the_hooks_are_answered_meanwhi
     assert failures == 0
     wait_for(lambda: "pool answers again" in daemon.log(), 60, "the schedd answering again")
     assert "Traceback" not in daemon.log()
+
+
+def test_a_hung_schedd_delays_the_job_edits_until_it_answers(
+    hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
+) -> None:
+    # with pool.edit_jobs, as the example configuration has it, the sink's calls to a schedd
+    # that hangs once ended in a traceback every cycle, each waiting the deadline again: now one
+    # warning a try, with backoff, the hooks answered meanwhile, and the edits made once it
+    # answers. One edit a cycle (max_job_edits) keeps edits pending when the schedd stops, and
+    # advice outlives the unconfirmed view (stale_after) so that the sink is still called
+    cluster = queued_jobs(hosts_pool, job(600, 5, "request_cpus = 1"))
+    prios = {f"{cluster}.{p}": str(5 + p) for p in range(5)}
+    token = editing_token(hosts_pool, tmp_path)
+    daemon = start_advisor(
+        {"ranks": f"{EP1}=1,{EP2}=1", "prios": ",".join(f"{j}={p}" for j, p in prios.items())},
+        {"token_file": str(token), "merge": False, "edit_jobs": True, "call_timeout_s": 3}
+        | {"max_job_edits": 1},
+        publish={"stale_after": "120s"},
+    )
+    wait_for(
+        lambda: (
+            "undefined" not in job_attribute(hosts_pool, cluster, "JobPrio").values()
+            and set(job_attribute(hosts_pool, cluster, "JobPrio").values()) != {"0"}
+        ),
+        30,
+        "the first edit",
+    )
+    pid = schedd_pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        said = f"schedd {CM}.{DOMAIN} (job edits) did not answer"
+        wait_for(lambda: said in daemon.log(), 30, "the job edits' warning", explain=daemon.log)
+        fresh = {EP1: 1.0, EP2: 1.0}
+        wait_for(lambda: hook_published(fresh, daemon.started), 30, "the advice at both hooks")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for(
+        lambda: job_attribute(hosts_pool, cluster, "JobPrio") == prios,
+        120,
+        "every advised JobPrio once the schedd answers",
+        explain=lambda: daemon.log()[-3000:],
+    )
+    log = daemon.log()
+    assert "Traceback" not in log and "publishing to schedd-jobprio failed" not in log
 
 
 def test_a_job_held_until_later_stays_idle_while_the_others_start(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from plugins.contract.advice import Advice
 from plugins.contract.events import Event
@@ -45,6 +45,14 @@ class PoolSource(Protocol):
     def restore(self, cursor: Mapping[str, Any]) -> None:
         """Resume from what ``cursor`` returned before a restart."""
         ...
+
+
+@runtime_checkable
+class LabelledSink(Protocol):
+    """A sink that writes the policy's label (``AdvisorPolicy``) itself: a reload that changes
+    the policy gives it the new one."""
+
+    policy: str
 
 
 class AdviceSink(Protocol):

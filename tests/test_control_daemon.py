@@ -111,6 +111,22 @@ def test_the_guard_trips_with_confidence_and_releases_with_hysteresis() -> None:
     assert group.judge(now) is False
 
 
+def test_a_guard_turned_off_after_a_trip_lets_go_of_the_advice() -> None:
+    # the administrator sets control.guard: false and restarts: the snapshot says withheld, but
+    # nothing withholds any more, and the gauge, the twin and the report say so
+    group = ControlGroup(SETTINGS, None)
+    treated, control = iter(T_IDS), iter(C_IDS)
+    for i in range(8):
+        complete(group, next(treated), 60.0 * (i + 1), 5000.0 + 100 * i)
+        complete(group, next(control), 60.0 * (i + 1), 1000.0 + 100 * i)
+    assert group.judge(480.0) is True
+    unguarded = ControlGroup({**SETTINGS, "guard": False}, DaemonMetrics(lambda: 0.0))
+    unguarded.load_state(group.state_dict())
+    assert unguarded.withheld is True  # as saved
+    assert unguarded.judge(540.0) is False and unguarded.withheld is False
+    assert "advisor_control_guard_withheld 0.0" in group_metrics(unguarded)
+
+
 def test_one_slow_machine_does_not_trip_the_guard_that_welch_alone_would_trip() -> None:
     """30 jobs per arm, alike but for three treated jobs that waited 20,000 s on one machine: as
     independent jobs the treated arm is surely slower; drawn machine by machine, one time in three

@@ -89,7 +89,9 @@ class Ranker(Policy):
         self.lost = dict(state["lost"])
 
 
-def make_daemon(tmp_path: Path, clock: list[float]) -> tuple[Daemon, ListPool]:
+def make_daemon(
+    tmp_path: Path, clock: list[float], sinks: list[Any] | None = None
+) -> tuple[Daemon, ListPool]:
     config = check_config(
         {
             "pool": {"kind": "condor", "collector": "cm:9618"},
@@ -99,7 +101,7 @@ def make_daemon(tmp_path: Path, clock: list[float]) -> tuple[Daemon, ListPool]:
     )
     pool = ListPool(["a", "b", "short"])
     policy = Ranker(PolicyContext(machines={}))
-    return Daemon(config, policy, pool, [], lambda: clock[0]), pool
+    return Daemon(config, policy, pool, sinks or [], lambda: clock[0]), pool
 
 
 def test_advice_expires_after_its_lifetime(tmp_path: Path) -> None:
@@ -143,7 +145,7 @@ def test_a_reload_names_each_change_that_waits_for_a_restart(
         "pool: {kind: condor, collector: 'cm:9618'}\n"
         "publish: {listen: '127.0.0.1:0', advice_lifetime: 300}\n"
         f"state: {{directory: '{tmp_path}', snapshot_interval: 60, keep: 3}}\n"
-        "control: {percent: 20}\n"
+        "control: {percent: 20}\nmetrics: {enabled: false}\n"
     )
     with caplog.at_level("WARNING"):
         assert daemon.reload(config, {}, None)
@@ -151,6 +153,7 @@ def test_a_reload_names_each_change_that_waits_for_a_restart(
     assert said == [
         "a change of state.keep needs a restart",
         "a change of control.percent needs a restart",
+        "a change of metrics.enabled needs a restart",
     ]
 
 
@@ -219,6 +222,24 @@ def test_endpoint_and_collector_merge_publish_the_same_attributes() -> None:
         merged = {k: v for k, v in ad.items() if k.startswith("Advisor")}
         assert merged == dict(served.items())
     assert served["AdvisorRank"] == 1e12 and served["AdvisorPredictedIdle"] == 7200.0
+
+
+def test_a_reload_that_changes_the_policy_relabels_the_merged_advice(tmp_path: Path) -> None:
+    # the hook's ads said the new policy while the collector's merged ones kept the old label
+    collector = RecordingCollector()
+    merge = MergeStartdSink(collector, lambda: {"a": ["slot1@a"]}, policy="ranker/1")
+    daemon, _ = make_daemon(tmp_path, [1000.0], [merge])
+    config = tmp_path / "advisor.yaml"
+    config.write_text(
+        "pool: {kind: condor, collector: 'cm:9618'}\n"
+        "publish: {listen: '127.0.0.1:0', advice_lifetime: 300}\n"
+        f"state: {{directory: '{tmp_path}'}}\npolicy: {{name: frugal}}\n"
+    )
+    assert daemon.reload(config, {}, None)
+    daemon.host.cycle(1000.0)
+    ads, _ = collector.sent[-1]
+    assert ads[0]["AdvisorPolicy"] == daemon.board.policy_label
+    assert daemon.board.policy_label.startswith("frugal/")
 
 
 def test_endpoint_over_http_is_read_only(tmp_path: Path) -> None:

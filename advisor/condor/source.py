@@ -190,7 +190,8 @@ class CondorPoolSource:
             by_class = [a + b for a, b in zip(by_class, counts, strict=True)]
             events += schedd_events
             new_jobs += submitted(schedd_events)
-        if self.event_log is not None:
+        if self.event_log is not None and (self.event_log_schedd or self.schedds):
+            # (while no schedd is found, the log's jobs wait in it rather than go out unnamed)
             logged = on_schedd_events(self.event_log.read(), self.log_schedd())
             events = self.once.fresh(events, "schedd") + self.once.fresh(logged, "event log")
             self.once.forget()

@@ -91,6 +91,7 @@ class ControlGroup:
         """Update the guard on the jobs completed within the window; whether advice is withheld."""
         s = self.settings
         if not s["guard"]:
+            self.withheld = False  # (a guard turned off lets go of what it withheld)
             return False
         samples = self.book.overheads(now - s["guard_window"])
         treated, control = samples[TREATED], samples[CONTROL]

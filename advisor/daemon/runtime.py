@@ -25,7 +25,7 @@ from advisor.daemon.http_server import AdviceServer
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.state_store import UNUSABLE, StateStore
-from advisor.ports import AdviceSink, PoolSource
+from advisor.ports import AdviceSink, LabelledSink, PoolSource
 from plugins.contract.policy import MachineInfo, Oracle, Policy, PolicyContext
 from plugins.contract.registry import policy_class
 from plugins.contract.yaml_text import one_line
@@ -53,6 +53,7 @@ AT_START = {
     "control": None,  # the split and its books (a new percent starts them anew)
     "learning": ("idle_models",),
     "publish": ("listen",),
+    "metrics": ("enabled",),  # the endpoint serves /metrics or not from its start
 }
 """What the daemon reads only when it starts (SIGHUP applies the rest)."""
 
@@ -262,11 +263,8 @@ class Daemon:
                 if isinstance(exc, ConfigError)
                 else f"{type(exc).__name__}: {exc}"
             )
-            log.error(
-                "reload of %s refused, keeping the running configuration: %s",
-                path,
-                one_line(why),
-            )
+            refused = "reload of %s refused, keeping the running configuration: %s"
+            log.error(refused, path, one_line(why))
             log.debug("reload of %s failed", path, exc_info=not isinstance(exc, ConfigError))
             return False
         for key in restart_keys(self.config, new):
@@ -285,6 +283,9 @@ class Daemon:
                     )
                     return False
                 self.board.policy_label = policy.label
+                for sink in self.host.sinks:
+                    if isinstance(sink, LabelledSink):
+                        sink.policy = policy.label
             self.host.lifetime_s = new.publish["advice_lifetime"]
             self.host.dry_run = new.publish["dry_run"]
             self.host.stale_after_s = new.publish["stale_after"]

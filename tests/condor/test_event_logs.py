@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import htcondor2
@@ -9,6 +10,9 @@ import pytest
 
 from advisor.condor.epochs import attempt_events, outcome_of
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
+from advisor.condor.factory import build_condor_pool
+from advisor.condor.retry import Backoff
+from advisor.condor.source import CondorPoolSource, ScheddReader
 from condor.fixtures import EVENT_LOGS, FIXTURES, IAC_EXCERPT, lsst_node_logs
 from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
 
@@ -153,3 +157,23 @@ def test_a_removal_written_after_the_read_still_counts(shared_data: Path, tmp_pa
     owner.read()
     later = [e for e in owner.read() if isinstance(e, AttemptEnded) and e.job_id == "9229.0"]
     assert [e.outcome for e in later] == [AttemptOutcome.EVICTED_OWNER]
+
+
+def test_an_event_log_waits_for_the_schedd_its_jobs_belong_to(shared_data: Path) -> None:
+    # schedds found through the collector: while it does not answer, the log's jobs have no
+    # schedd to be named on, and they wait in the log rather than go out with bare ids that the
+    # schedd's own reports (cluster.proc@schedd) would never match
+    with socket.socket() as sock:  # a collector nobody runs
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = shared_data / FIXTURES / EVENT_LOGS[2]
+    source, _ = build_condor_pool({"collector": f"127.0.0.1:{port}", "event_log": str(log)})
+    assert isinstance(source, CondorPoolSource)
+    assert source.poll(1000.0).events == []
+    source.schedds = [ScheddReader("ap.example.org", unreachable, Backoff("schedd"))]  # found
+    events = source.poll(2000.0).events
+    assert [getattr(e, "job_id", None) for e in events] == ["23515.0@ap.example.org"] * 3
+
+
+def unreachable() -> None:
+    raise OSError("connection refused")

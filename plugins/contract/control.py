@@ -4,7 +4,7 @@ The shipped ClassAd expressions (``ADVISOR_CONTROL`` in ``deploy/common/40``) co
 function from ``ClusterId`` and ``ProcId``, so no job is edited and the daemon, the simulator and
 the negotiator agree on every job's arm. ClassAds have no hash builtin, so it is integer
 arithmetic that cannot overflow 64 bits, modulo the prime 2^31 - 1: two steps of the Park-Miller
-generator (multiplier 48271, 16 bits; products below 2^47) take in the cluster and the process,
+generator (multiplier 48271, 16 bits; products below 2^48) take in the cluster and the process,
 then twice a square (below 2^62) and a step. Without the squares the buckets of consecutive
 clusters would form a lattice (every ninth cluster alike, so one of nine users submitting in turn
 would be all control); with them, buckets of clusters or processes taken in any stride up to 16

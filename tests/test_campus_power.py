@@ -10,7 +10,7 @@ from plugins.contract.policy import PolicyContext
 from plugins.power.base import PowerPolicy
 from plugins.power.timeout import TimeoutPolicy
 from plugins.power.view import ClusterView, PowerDecision
-from simulator.campus.pool import SLEEP, PoolRules
+from simulator.campus.pool import IDLE, SLEEP, PoolRules
 from simulator.campus.replay import World, build_world
 from simulator.trace_model import DAY, OpeningHours, Trace
 
@@ -61,3 +61,12 @@ def test_may_sleep_leaves_sleeping_to_the_pool_timers() -> None:
     patient = run(tr, TimeoutPolicy(PolicyContext({}), {"t": 30.0}))
     assert eager.pool.seconds == patient.pool.seconds
     assert eager.pool.seconds[0][SLEEP] > 0
+
+
+def test_a_machine_woken_by_its_owner_stays_up_an_hour_before_reserve_off_sleeps_it() -> None:
+    # HTCondor ignores HIBERNATE for an hour after a machine returns from a low power state: an
+    # owner who wakes a reserved desktop for ten minutes leaves it up fifty more
+    tr = trace(inventory(1, hours=ALWAYS), sessions=[(10 * H, 0, 10 * H + 600)])
+    world = run(tr, ReserveEverything(PolicyContext({})))
+    idle = world.pool.seconds[0][IDLE]  # the minute after the 03:00 reboot, then 10:10 to 11:00
+    assert 50 * 60 <= idle <= 53 * 60, idle

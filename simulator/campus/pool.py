@@ -33,6 +33,9 @@ STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
 # enum members as module constants: ``PowerState.ON`` is a slow class getattr (millions a year)
 POWER_ON, POWER_SLEEP, POWER_OFF = PowerState.ON, PowerState.SLEEP, PowerState.OFF
 EVICTED_OWNER, EVICTED_REBOOT = AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT
+WOKEN_UP_S = 3600.0
+"""HTCondor keeps a machine woken from a low power state up for an hour before it evaluates
+HIBERNATE again (``HIBERNATE_CHECK_INTERVAL``; docs/slots.md)."""
 
 
 class AttemptListener(Protocol):
@@ -85,6 +88,7 @@ class CampusPool:
         self.owners = [0] * n
         self.down = [0] * n
         self.free_since = [start] * n
+        self.woken_at = [-DAY] * n
         self.job = [-1] * n
         self.free_awake = IndexedSet()
         self.sleeping = IndexedSet()
@@ -167,15 +171,21 @@ class CampusPool:
             self._power(m, POWER_SLEEP)
 
     def sleep_now(self, m: int) -> None:
-        """An idle machine goes to sleep ("reserve-off" advice: HIBERNATE)."""
-        if self.state[m] == IDLE:
+        """An idle machine goes to sleep ("reserve-off" advice: HIBERNATE), unless it was woken
+        within the hour (``WOKEN_UP_S``)."""
+        if self.state[m] == IDLE and self.engine.time - self.woken_at[m] >= WOKEN_UP_S:
             self._sleep_timer((m, self.version[m]))
 
     def wake(self, m: int) -> None:
         """condor_rooster wakes a sleeping machine ("wake" advice): awake, idle and free."""
         if self.state[m] == SLEEP:
-            self._power(m, POWER_ON)
+            self._wake_up(m)
             self._become_idle(m, self.engine.time)
+
+    def _wake_up(self, m: int) -> None:
+        """Out of sleep by rooster, an owner or wake-on-LAN (not a reboot): up for the hour."""
+        self._power(m, POWER_ON)
+        self.woken_at[m] = self.engine.time
 
     def _power(self, m: int, state: PowerState) -> None:
         if state in self.power_states:
@@ -207,7 +217,7 @@ class CampusPool:
         if self.job[m] >= 0:
             self._stop_job(m, EVICTED_OWNER)
         if self.state[m] == SLEEP:
-            self._power(m, POWER_ON)
+            self._wake_up(m)
         self._enter(m, OWNER, now)
 
     def owner_logout(self, m: int) -> None:
@@ -258,7 +268,7 @@ class CampusPool:
         """Start an attempt (waking the machine if asleep: wake-on-LAN)."""
         now = self.engine.time
         if self.state[m] == SLEEP:
-            self._power(m, POWER_ON)
+            self._wake_up(m)
         self._enter(m, HTC, now)
         self.job[m] = job
 

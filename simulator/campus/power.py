@@ -3,11 +3,11 @@
 Every minute (``HIBERNATE_CHECK_INTERVAL`` and ``ROOSTER_INTERVAL`` are 60 s) the power policy is
 asked about every awake free and every sleeping machine, and its advice takes effect:
 
-- "reserve-off" on an awake free (Unclaimed) machine: it goes to sleep now (HIBERNATE);
+- "reserve-off" on an awake free (Unclaimed) machine: it goes to sleep now (HIBERNATE), unless
+  it was woken within the hour, which HTCondor keeps it up (``pool.WOKEN_UP_S``);
 - "wake" on a sleeping machine: it is woken and free again (condor_rooster);
-- "may-sleep" and "on": the pool's own sleep timers decide. Under the execute-point fragment
-  fresh "on" would keep a machine up, but the campus rules never put a machine to sleep before
-  15 idle minutes, later than any advice lifetime the power policies use, so nothing differs;
+- "may-sleep" and "on": the pool's own sleep timers decide, as under the execute point's fragment
+  with its default ``ADVISOR_OBEY_MAY_SLEEP = false`` (a desktop pool's setting);
 - ``hold``: the negotiator asks this object (``advise``), which returns the latest advice of
   this tick, so held (reserved) machines get no job, as with ``AdvisorHold`` in START.
 
@@ -52,7 +52,7 @@ class CampusPower:
                 m = pool.index[name]
                 if m in pool.free_awake:
                     pool.sleep_now(m)
-                    self.applied["reserve-off"] += 1
+                    self.applied["reserve-off"] += m in pool.sleeping
             elif advice.power == PowerAdvice.WAKE:
                 m = pool.index[name]
                 if m in pool.sleeping:

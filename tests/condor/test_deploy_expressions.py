@@ -235,15 +235,19 @@ def test_job_rank_example_is_the_shipped_rank() -> None:
     assert line.split("=", 1)[1].strip() == expand("ADVISOR_RANK", deploy_macros())
 
 
-def hibernate(slots: list[Any], advice: MachineAdvice | None, site: str | None = None) -> list[str]:
+def hibernate(
+    slots: list[Any], advice: MachineAdvice | None, site: str | None = None, dedicated: bool = False
+) -> list[str]:
     """The shipped HIBERNATE of each slot of one machine, its advice merged into every slot's
     ad (the hook's attributes go to all slots, partitionable and dynamic); ``site``: the site's
-    own rule, ADVISOR_SITE_HIBERNATE."""
+    own rule, ADVISOR_SITE_HIBERNATE; ``dedicated``: ADVISOR_OBEY_MAY_SLEEP set true."""
     import classad2
 
     macros = deploy_macros()
     if site is not None:
         macros["ADVISOR_SITE_HIBERNATE"] = site
+    if dedicated:
+        macros["ADVISOR_OBEY_MAY_SLEEP"] = "true"
     expression = classad2.ExprTree(expand("HIBERNATE", macros))
     states = []
     for slot in slots:
@@ -285,3 +289,20 @@ def test_a_sites_own_sleep_rule_holds_under_a_policy_that_gives_no_power_advice(
     assert hibernate(free, A(0.0, power=PowerAdvice.WAKE), site) == ["NONE"]  # kept up
     assert hibernate(busy, A(0.0), site) == ["RAM", "NONE", "NONE", "NONE", "NONE"]
     assert hibernate(free, A(0.0, power=PowerAdvice.RESERVE_OFF), "SHUTDOWN") == ["RAM"]
+
+
+def test_a_dedicated_clusters_power_policy_switches_idle_nodes_off_with_may_sleep(
+    shared_data: Path,
+) -> None:
+    # timeout and or-ppo switch idle nodes off with "may-sleep" (paper 001's switch-offs; the
+    # dedicated replay obeys it at once): with the shipped default that left every node up,
+    # since such a site's own rule is "NONE", and timeout did nothing live
+    slots = [dict(ad) for ad in machine_ads(shared_data, "StatusAds/partionable8core")]
+    free, busy = slots[:1], slots
+    switched_off = A(0.0, power=PowerAdvice.MAY_SLEEP)
+    assert hibernate(free, switched_off) == ["NONE"]  # a desktop pool: the site's rule
+    assert hibernate(free, switched_off, dedicated=True) == ["RAM"]
+    assert hibernate(busy, switched_off, dedicated=True) == ["RAM", "NONE", "NONE", "NONE", "NONE"]
+    stale = A(0.0, power=PowerAdvice.MAY_SLEEP, expires=NOW - 1)
+    assert hibernate(free, stale, dedicated=True) == ["NONE"]  # expired: the site's rule
+    assert hibernate(free, A(0.0), dedicated=True) == ["NONE"]  # "on": up

@@ -29,8 +29,12 @@ def test_experiment_writes_csv_and_plots(name: str, tmp_path: Path) -> None:
 
 
 def test_bandit_options_via_set_reach_the_policy(tmp_path: Path) -> None:
-    base = ["replay", "--scenario", "campus", "--days", "1", "--scale", "0.02"]
-    assert (
-        main([*base, "--policy", "bandit-cluster", "--set", "epsilon=2", "--out", str(tmp_path)])
-        == 2
-    )
+    base = ["replay", "--scenario", "campus", "--days", "2", "--scale", "0.03", "--no-progress"]
+    bandit = [*base, "--policy", "bandit-cluster"]
+    assert main([*bandit, "--set", "epsilon=2", "--out", str(tmp_path / "bad")]) == 2
+    written = []
+    for epsilon in ("0", "1"):  # never and always exploring: other placements
+        out = tmp_path / epsilon
+        assert main([*bandit, "--set", f"epsilon={epsilon}", "--out", str(out)]) == 0
+        written.append((out / "jobs.csv").read_bytes())
+    assert written[0] != written[1]

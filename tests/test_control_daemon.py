@@ -185,7 +185,7 @@ def test_defaults_have_no_control_group() -> None:
     assert config.control["percent"] == 0 and config.control["guard"] is True
 
 
-def test_report_without_a_control_group_is_one_line(tmp_path: Path, capsys: Any) -> None:
+def test_report_on_a_missing_state_directory_is_one_line(tmp_path: Path, capsys: Any) -> None:
     from advisor.cli import main
 
     assert main(["report", "--state-dir", str(tmp_path / "none")]) == 2

@@ -299,7 +299,7 @@ def test_live_scheduler_runs_every_job_and_snapshots_on_stop(tmp_path: Path) -> 
     daemon, pool = make_daemon(tmp_path, clock)
     daemon.config.learning["observe_interval"] = 0.1
     daemon.config.publish["interval"] = 0.1
-    daemon.config.state["snapshot_interval"] = 0.2
+    daemon.config.state["snapshot_interval"] = 3600.0  # none on the way: the stop's own only
     control = Control()
     runner = threading.Thread(target=run_live, args=(daemon, control, lambda: None, time.time))
     runner.start()
@@ -309,11 +309,27 @@ def test_live_scheduler_runs_every_job_and_snapshots_on_stop(tmp_path: Path) -> 
         while daemon.host.cycles < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert daemon.host.cycles >= 3 and daemon.host.events_seen == 1
+        before = sorted(tmp_path.glob("snapshot-*.json"))
     finally:
         control.stop.set()
         runner.join(20)
     assert not runner.is_alive()
+    after = sorted(tmp_path.glob("snapshot-*.json"))
+    assert len(after) == len(before) + 1
     assert daemon.store.load_newest() is not None
+
+
+def test_report_on_a_daemon_without_a_control_group_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from advisor.cli import main
+
+    daemon, _ = make_daemon(tmp_path, [1000.0])  # control.percent left out: none
+    daemon.host.cycle(1000.0)
+    daemon.snapshot(1000.0)
+    assert main(["report", "--state-dir", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "no control group (set control.percent to the pool's ADVISOR_CONTROL_PERCENT)" in line
 
 
 def test_log_lines_carry_journal_priorities_under_systemd() -> None:

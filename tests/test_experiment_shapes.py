@@ -18,29 +18,35 @@ from simulator.sources import thinned
 from simulator.trace_model import Jobs
 
 
-@pytest.mark.parametrize("slots", ["single", "partitionable"])
-def test_shapes_replays_each_member_in_the_layout_asked(tmp_path: Path, slots: str) -> None:
-    args = ["experiment", "shapes", "--shapes", "small-college,campus", "--scales", "0.03"]
-    args += ["--seeds", "1", "--days", "7", "--policies", "frugal", "--workers", "1"]
-    assert main([*args, "--slots", slots, "--out", str(tmp_path)]) == 0
-    with (tmp_path / "shapes_runs.csv").open() as fh:
-        runs = list(csv.DictReader(fh))
-    assert {(r["shape"], r["policy"]) for r in runs} == {
-        (shape, policy)
-        for shape in ("small-college", "campus")
-        for policy in ("random", "crystal", "frugal")
-    }
-    assert {r["slots"] for r in runs} == {slots}
-    with (tmp_path / "shapes.csv").open() as fh:
-        table = list(csv.DictReader(fh))
-    for row in table:
-        if row["policy"] == "crystal":
-            assert float(row["saving_share"]) == 1.0
-        assert float(row["energy_vs_random"]) > 0 and float(row["overhead_vs_random"]) > 0
-        for figure in ("overhead_vs_random", "saving_share"):
-            low, high = float(row[f"{figure}_low"]), float(row[f"{figure}_high"])
-            assert low <= high or (math.isnan(low) and math.isnan(high))  # NaN: jobs on one day
-    assert (tmp_path / "shapes.png").stat().st_size > 1000
+def test_shapes_replays_each_member_in_the_layout_asked(tmp_path: Path) -> None:
+    busy = {}
+    for slots in ("single", "partitionable"):
+        out = tmp_path / slots
+        args = ["experiment", "shapes", "--shapes", "small-college,campus", "--scales", "0.03"]
+        args += ["--seeds", "1", "--days", "7", "--policies", "frugal", "--workers", "1"]
+        assert main([*args, "--slots", slots, "--out", str(out)]) == 0
+        with (out / "shapes_runs.csv").open() as fh:
+            runs = list(csv.DictReader(fh))
+        assert {(r["shape"], r["policy"]) for r in runs} == {
+            (shape, policy)
+            for shape in ("small-college", "campus")
+            for policy in ("random", "crystal", "frugal")
+        }
+        assert {r["slots"] for r in runs} == {slots}
+        busy[slots] = {(r["shape"], r["policy"]): float(r["cores_busy_share"]) for r in runs}
+        with (out / "shapes.csv").open() as fh:
+            table = list(csv.DictReader(fh))
+        for row in table:
+            if row["policy"] == "crystal":
+                assert float(row["saving_share"]) == 1.0
+            assert float(row["energy_vs_random"]) > 0 and float(row["overhead_vs_random"]) > 0
+            for figure in ("overhead_vs_random", "saving_share"):
+                low, high = float(row[f"{figure}_low"]), float(row[f"{figure}_high"])
+                assert low <= high or (math.isnan(low) and math.isnan(high))  # NaN: one day
+        assert (out / "shapes.png").stat().st_size > 1000
+    # the layout reached the replays: a partitionable machine's cores are busy a smaller share
+    # of the time (several cores, jobs packed), not only the column that names it
+    assert all(busy["partitionable"][k] < busy["single"][k] for k in busy["single"])
 
 
 def test_set_passes_an_option_to_one_policy_and_names_a_mistake(

@@ -38,6 +38,7 @@ def test_simple_log_is_one_completed_attempt(shared_data: Path) -> None:
 
 
 def test_every_attempt_ends_once_and_after_it_started(shared_data: Path) -> None:
+    ended = 0
     for name in EVENT_LOGS:
         open_by_job: dict[str, float] = {}
         for e in _events(shared_data / FIXTURES / name):
@@ -46,6 +47,8 @@ def test_every_attempt_ends_once_and_after_it_started(shared_data: Path) -> None
                 open_by_job[e.job_id] = e.time
             elif isinstance(e, AttemptEnded):
                 assert open_by_job.pop(e.job_id) == e.started <= e.time
+                ended += 1
+    assert ended == 4  # the attempts these logs end: the checks above ran on each
 
 
 def test_desktop_pool_evictions_are_owner_evictions(shared_data: Path, tmp_path: Path) -> None:

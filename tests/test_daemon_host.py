@@ -117,18 +117,23 @@ def test_advice_expires_after_its_lifetime(tmp_path: Path) -> None:
     assert board.get("a", 1000.0).advice.rank == -1.0  # type: ignore[union-attr]
 
 
+def reload_with(daemon: Daemon, directory: Path, publish: str, more: str = "") -> bool:
+    """``daemon.reload`` from a file of make_daemon's pool and state, ``publish`` and ``more``."""
+    config = directory / "advisor.yaml"
+    config.write_text(
+        "pool: {kind: condor, collector: 'cm:9618'}\n"
+        f"publish: {{listen: '127.0.0.1:0', {publish}}}\n"
+        f"state: {{directory: '{directory}'}}\n{more}"
+    )
+    return daemon.reload(config, {}, None)
+
+
 def test_a_reloaded_advice_lifetime_applies_from_the_next_cycle(tmp_path: Path) -> None:
     clock = [1000.0]
     daemon, _ = make_daemon(tmp_path, clock)
     daemon.host.cycle(clock[0])
     assert daemon.board.get("b", 1299.0) is not None  # 300 s as configured
-    config = tmp_path / "advisor.yaml"
-    config.write_text(
-        "pool: {kind: condor, collector: 'cm:9618'}\n"
-        "publish: {listen: '127.0.0.1:0', advice_lifetime: 60, interval: 30}\n"
-        f"state: {{directory: '{tmp_path}'}}\n"
-    )
-    assert daemon.reload(config, {}, None)
+    assert reload_with(daemon, tmp_path, "advice_lifetime: 60, interval: 30")
     clock[0] = 1100.0
     daemon.host.cycle(clock[0])
     assert daemon.board.get("b", 1159.0) is not None and daemon.board.get("b", 1160.0) is None
@@ -229,13 +234,7 @@ def test_a_reload_that_changes_the_policy_relabels_the_merged_advice(tmp_path: P
     collector = RecordingCollector()
     merge = MergeStartdSink(collector, lambda: {"a": ["slot1@a"]}, policy="ranker/1")
     daemon, _ = make_daemon(tmp_path, [1000.0], [merge])
-    config = tmp_path / "advisor.yaml"
-    config.write_text(
-        "pool: {kind: condor, collector: 'cm:9618'}\n"
-        "publish: {listen: '127.0.0.1:0', advice_lifetime: 300}\n"
-        f"state: {{directory: '{tmp_path}'}}\npolicy: {{name: frugal}}\n"
-    )
-    assert daemon.reload(config, {}, None)
+    assert reload_with(daemon, tmp_path, "advice_lifetime: 300", "policy: {name: frugal}\n")
     daemon.host.cycle(1000.0)
     ads, _ = collector.sent[-1]
     assert ads[0]["AdvisorPolicy"] == daemon.board.policy_label

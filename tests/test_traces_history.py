@@ -189,6 +189,14 @@ def test_a_history_that_cannot_be_read_is_one_located_line(
         list(read_history_ads(broken))
 
 
+def _history_csv(directory: Path) -> Path:
+    """The LONG history as ``trace history`` writes it: ``directory/jobs.csv``."""
+    path = directory / "history"
+    path.write_text(LONG)
+    write_jobs(history_jobs([(path, read_history_ads(path))]).jobs, directory / "jobs.csv")
+    return directory / "jobs.csv"
+
+
 def _campus_week(jobs: Path | None = None) -> SourceSpec:
     return SourceSpec(scenario="campus", days=7, scale=0.05, seed=1, jobs=jobs)
 
@@ -196,10 +204,7 @@ def _campus_week(jobs: Path | None = None) -> SourceSpec:
 def test_a_history_from_another_year_runs_in_the_first_week_at_its_hours_of_the_week(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "history"
-    path.write_text(LONG)
-    write_jobs(history_jobs([(path, read_history_ads(path))]).jobs, tmp_path / "jobs.csv")
-    trace, notes = assemble(_campus_week(tmp_path / "jobs.csv"))
+    trace, notes = assemble(_campus_week(_history_csv(tmp_path)))
     moved = trace.jobs.submit - np.array([row[2] for row in EXPECTED], dtype=float)
     week = 7 * 86400
     assert trace.start <= trace.jobs.submit[0] < trace.start + week
@@ -219,10 +224,7 @@ def test_a_history_replayed_on_fewer_days_than_a_week_starts_with_the_period(
     tmp_path: Path,
 ) -> None:
     # a week would push the history past a two-day period's end, leaving no job to replay
-    path = tmp_path / "history"
-    path.write_text(LONG)
-    write_jobs(history_jobs([(path, read_history_ads(path))]).jobs, tmp_path / "jobs.csv")
-    spec = SourceSpec(scenario="campus", days=2, scale=0.05, seed=1, jobs=tmp_path / "jobs.csv")
+    spec = SourceSpec(scenario="campus", days=2, scale=0.05, seed=1, jobs=_history_csv(tmp_path))
     trace, notes = assemble(spec)
     assert trace.jobs.submit[0] == trace.start and len(trace.jobs) == len(EXPECTED)
     assert any("to the start of the machine trace's 2-day period" in n for n in notes), notes

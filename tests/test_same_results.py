@@ -5,6 +5,8 @@ that moves code must leave them alone; a change that means to alter results upda
 same commit and says why. (The full-size comparison, 30-day and full-year, is in the notes.)
 The placement bandits and ``frugal`` changed when a free machine that fell asleep was no longer
 left filed as awake (docs/robust-policies.md): jobs had waited beside sleeping machines.
+``or-ppo`` changed when the campus replay kept a woken machine up for HTCondor's hour before a
+"reserve-off" sleeps it (docs/slots.md, "Power").
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ DIGESTS = {
     "idle-last-month": "fa861624afac03b3",
     "idle-best-avg": "fa861624afac03b3",
     "timeout": "2070d0956fcb27e4",
-    "or-ppo": "8ac0ce30c83089ed",  # the shipped nasa agent (issue 27: no more random weights)
+    "or-ppo": "8dffe07170c810a0",  # the nasa agent; a woken machine up an hour before reserve-off
     "frugal": "e063ebda494371bd",  # issue 26, frugal 8 (frugal 9 to 11 give the same bytes here)
 }
 SMALL = ["--scenario", "campus", "--days", "35", "--scale", "0.03", "--seed", "5"]

@@ -28,7 +28,9 @@ class Observation:
     machines: Mapping[str, MachineInfo] = field(default_factory=dict)
     """Inventory as known now; grows as machines appear."""
     healthy: bool = True
-    """False when a collector or schedd did not answer (the daemon then lets advice expire)."""
+    """False when the collector or every schedd did not answer (advice then expires)."""
+    unanswered: tuple[str, ...] = ()
+    """Schedds that did not answer while others did; the view keeps their last known queue."""
 
 
 class PoolSource(Protocol):

@@ -11,7 +11,9 @@ daemon (``schedd S did not answer (no answer within 30 s, pool.call_timeout_s)``
 adstash bounds its schedd queries the same way, with a process pool.
 
 Handles are described by picklable specs, so the child makes its own ``Collector`` and
-``Schedd`` objects; ClassAds pickle, and history iterators are read to the end in the child.
+``Schedd`` objects; ClassAds pickle, and history iterators are read to the end in the child. A
+history's ``since`` is always an expression here, handed to the bindings as an ``ExprTree``:
+before 25.0.8 and 25.7.2 (HTCONDOR-3435) they took a string only as ``cluster.proc``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def handle(htcondor2: Any, spec: Spec) -> Any:
 def serve(conn: Connection, params: Mapping[str, str]) -> None:
     """The child's loop: apply ``params``, then answer (spec, method, args, kwargs) requests
     with ("ok", result) or ("error", message) until the pipe closes."""
+    import classad2
     import htcondor2
 
     for key, value in params.items():
@@ -47,6 +50,8 @@ def serve(conn: Connection, params: Mapping[str, str]) -> None:
             spec, method, args, kwargs = conn.recv()
         except EOFError:
             return
+        if isinstance(kwargs.get("since"), str):  # (ExprTrees do not pickle; made here)
+            kwargs["since"] = classad2.ExprTree(kwargs["since"])
         try:
             result = getattr(handle(htcondor2, spec), method)(*args, **kwargs)
             if method == "jobEpochHistory":  # an iterator over the schedd's reply

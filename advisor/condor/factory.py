@@ -29,7 +29,9 @@ from advisor.condor.journal import Journal
 from advisor.condor.machine_tracker import MachineTracker
 from advisor.condor.merge_sink import MergeStartdSink
 from advisor.condor.retry import Backoff
-from advisor.condor.source import CondorPoolSource, Inventory, ScheddReader
+from advisor.condor.schedd_directory import ScheddDirectory
+from advisor.condor.schedd_reader import ScheddReader
+from advisor.condor.source import CondorPoolSource, Inventory
 from advisor.condor.startd_ads import STARTD_PROJECTION, SlotAd
 from advisor.ports import AdviceSink, PoolSource
 from plugins.contract.config_checks import ConfigError
@@ -142,9 +144,9 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
     def reader(name: str) -> ScheddReader:
         return ScheddReader(name, lambda: locate(name), Backoff(f"schedd {name}"))
 
-    def discover() -> list[ScheddReader]:
+    def schedd_names() -> list[str]:
         located = collector.query(htcondor2.AdTypes.Schedd, projection=["Name"])
-        return [reader(str(ad["Name"])) for ad in located]
+        return [str(ad["Name"]) for ad in located]
 
     schedds = [reader(name) for name in config.get("schedds") or []]
     watts = {**NORMAL_WATTS, **config.get("watts", {})}
@@ -162,7 +164,7 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
         event_log=event_log,
         event_log_schedd=config.get("event_log_schedd"),
         journal=Journal(Path(state_dir), config.get("journal_keep")) if state_dir else None,
-        discover=None if schedds else discover,
+        directory=None if schedds else ScheddDirectory(schedd_names, reader),
     )
     sinks: list[AdviceSink] = []
     if config.get("merge", token is not None) and token is not None:

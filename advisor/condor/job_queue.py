@@ -103,6 +103,8 @@ class QueueTracker:
     """Idle jobs whose longest attempt (whole hours) is a class the pool's expression misses."""
     by_cpus: dict[int, int] = field(default_factory=dict)
     """The idle jobs of the last update by the cores they request (``PoolView``)."""
+    counts: list[int] = field(default_factory=lambda: [0] * PRIOR_HOURS_CLASSES)
+    """The idle jobs of the last update per prior-hours class (``PoolView``)."""
 
     def record_attempt(self, jid: str, seconds: float) -> None:
         self.longest[jid] = max(self.longest.get(jid, 0.0), seconds)
@@ -174,6 +176,7 @@ class QueueTracker:
         for jid in gone:
             del self.running[jid]
             self.ended.discard(jid)
+        self.counts = by_class
         return events, by_class
 
     def attempt_ended(self, jid: str, started: float) -> bool:

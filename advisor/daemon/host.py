@@ -23,6 +23,7 @@ from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.policy_answer import answer, failed_to_learn
+from advisor.daemon.pool_health import PoolHealth
 from advisor.daemon.recurring import Recurring
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import AdviceSink, PoolSource, SinkRefused
@@ -72,10 +73,6 @@ class PolicyHost:
         )
         self.events_seen = 0
         self.cycles = 0
-        self.healthy = True
-        """Whether the last poll of the pool answered."""
-        self.unanswered_since: float | None = None
-        """When the pool first did not answer, while it still does not."""
         self.decided = Advice()
         """The policy's last advice as it gave it (before the expiry stamp)."""
         self.unknown_machine_events = 0
@@ -83,6 +80,7 @@ class PolicyHost:
         self.unpublished_said: set[str] = set()
         self.recurring = Recurring(log)
         """An outage or a refusal is said when it begins, changes or an hour on, and ends."""
+        self.health = PoolHealth(metrics, self.recurring)
         self.failing: str | None = None  # what the policy raised in its last advise, if it did
         self.control: ControlGroup | None = None  # its accounting and guard (percent > 0)
 
@@ -105,18 +103,10 @@ class PolicyHost:
         """Poll the pool and feed the policy; False when the pool did not answer."""
         with self.lock:
             obs = self.source.poll(now)
-            self.healthy = obs.healthy
-            self.metrics.pool_healthy.set(1 if obs.healthy else 0)
             self.join(obs.machines)
             self._feed(obs.events)  # what did answer is real, even when a schedd did not
-            if not obs.healthy:
-                self.unanswered_since = self.unanswered_since or now
-                since = iso(self.unanswered_since)
-                text = f"pool did not answer at {since}; advice will lapse if this persists"
-                self.recurring.say("pool", text, now)
+            if not self.health.polled(obs, now):
                 return False
-            self.unanswered_since = None
-            self.recurring.ended("pool", f"pool answers again at {iso(now)}")
             self.view = obs.view
             self.confirmed_at = now
             self.metrics.last_observation = now

@@ -64,7 +64,12 @@ class DaemonMetrics:
         )
         self.pool_healthy = Gauge(
             "advisor_pool_healthy",
-            "1 when the last poll of the pool answered; 0 when a collector or schedd did not",
+            "1 when the last poll confirmed the pool; 0 when the collector or every schedd did not",
+            registry=r,
+        )
+        self.schedds_unanswered = Gauge(
+            "advisor_schedds_unanswered",
+            "Schedds that did not answer the last poll while others did (advice goes on)",
             registry=r,
         )
         self.advice_stale = Gauge(

@@ -109,7 +109,7 @@ SIM_KEYS = {
 }
 CONDOR_KEYS = {
     "collector": Key(_collector, REQUIRED, "central manager HOST[:PORT], port 9618 by default"),
-    "schedds": Key(f.text_list, [], "schedd names to read job history from"),
+    "schedds": Key(f.text_list, [], "schedd names to read (empty: those the collector shows)"),
     "token_file": Key(_path, None, "IDTOKEN file for the advisor's identity"),
     "merge": Key(f.boolean, True, "also MERGE_STARTD_AD into the collector (needs token_file)"),
     "event_log": Key(_path, None, "a job event log to follow as well"),

@@ -212,7 +212,7 @@ class Daemon:
     def health(self) -> dict[str, Any]:
         now = self.clock()
         last = self.host.confirmed_at
-        status = "ok" if self.host.healthy else "pool unreachable"
+        status = "ok" if self.host.health.healthy else "pool unreachable"
         if self.host.stale(now) and self.config.simulated:  # a twin cycles as it negotiates
             status = "waiting: the simulated pool negotiates again once a job is idle"
         elif self.host.stale(now):
@@ -228,6 +228,7 @@ class Daemon:
             "events": self.host.events_seen,
             "cycles": self.host.cycles,
             "seconds_since_observation": None if last is None else now - last,
+            "schedds_unanswered": list(self.host.health.silent_schedds),
             "advice_lifetime_s": self.host.lifetime_s,
             "stale_after_s": self.host.stale_after_s,
             "advice_renewed": not self.host.stale(now),

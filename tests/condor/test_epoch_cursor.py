@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from advisor.condor.retry import Backoff
-from advisor.condor.source import EPOCH_REREAD_S, ScheddReader
+from advisor.condor.schedd_reader import EPOCH_REREAD_S, ScheddReader
 
 
 class EpochFile:

@@ -12,7 +12,8 @@ from advisor.condor.epochs import attempt_events, outcome_of
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
 from advisor.condor.factory import build_condor_pool
 from advisor.condor.retry import Backoff
-from advisor.condor.source import CondorPoolSource, ScheddReader
+from advisor.condor.schedd_reader import ScheddReader
+from advisor.condor.source import CondorPoolSource
 from condor.fixtures import EVENT_LOGS, FIXTURES, IAC_EXCERPT, lsst_node_logs
 from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
 

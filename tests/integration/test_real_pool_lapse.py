@@ -40,10 +40,12 @@ MACHINES = [f"pc{i}.{DOMAIN}" for i in range(1, 5)]
 
 
 def holding_daemon(
-    start: DaemonStarter, directory: Path, collector: str | None = None
+    start: DaemonStarter, directory: Path, collector: str | None = None, **pool: object
 ) -> DaemonProcess:
-    """fixed-advice holding every machine, served where the pool's hook asks."""
-    pool: dict[str, object] = {} if collector is None else {"collector": collector}
+    """fixed-advice holding every machine, served where the pool's hook asks (``pool``: more
+    of its ``pool`` section)."""
+    if collector is not None:
+        pool["collector"] = collector
     return start(
         directory,
         {

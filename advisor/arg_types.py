@@ -52,13 +52,15 @@ def whole_number(text: str) -> int:
     return int(text)
 
 
-def hours_as_seconds(text: str) -> float:
-    """``--wait-bound``: positive hours, as seconds."""
+def hours_as_seconds(text: str) -> float | None:
+    """``--wait-bound``: positive hours, as seconds; 0 or none: no bound (as the config's 0)."""
+    if text.strip().lower() in ("none", "0"):
+        return None
     try:
         return positive_number(text) * 3600.0
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"must be a positive number of hours, got {text!r}"
+            f"must be a positive number of hours, or 0 or none for no bound, got {text!r}"
         ) from None
 
 
@@ -90,10 +92,15 @@ def hour_or_none(text: str) -> float | None:
     return value
 
 
-def whole_percent(text: str) -> int:
-    """``--control-percent``: a whole percent 1..99 (the expressions compare whole buckets)."""
+def whole_percent(text: str) -> int | None:
+    """``--control-percent``: a whole percent 1..99 (the expressions compare whole buckets);
+    0: no control group (as ``control.percent: 0``)."""
+    if text.strip() == "0":
+        return None
     if not (text.isdigit() and 1 <= int(text) <= 99):
-        raise argparse.ArgumentTypeError(f"must be a whole percent from 1 to 99, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"must be a whole percent from 1 to 99, or 0 for none, got {text!r}"
+        )
     return int(text)
 
 

@@ -454,3 +454,18 @@ def test_an_address_or_month_out_of_reach_is_one_line(
         code = stop.code
     err = capsys.readouterr().err  # (argparse's usage line first, for --url)
     assert code == 2 and said in err.strip().splitlines()[-1] and "Traceback" not in err, err
+
+
+def test_a_replay_takes_0_for_off_as_the_configuration_does(tmp_path: Path) -> None:
+    # control.percent: 0 and ADVISOR_WAIT_BOUND = 0 mean off, and experiment shapes took
+    # --wait-bound 0; replay refused both
+    base = ["replay", "--scenario", "campus", "--days", "2", "--scale", "0.05"]
+    base += ["--policy", "bandit-cluster"]
+    assert main([*base, "--out", str(tmp_path / "plain")]) == 0
+    off = ["--wait-bound", "0", "--control-percent", "0"]
+    assert main([*base, *off, "--out", str(tmp_path / "off")]) == 0
+    assert main([*base, "--wait-bound", "none", "--out", str(tmp_path / "none")]) == 0
+    jobs = [(tmp_path / run / "jobs.csv").read_text() for run in ("plain", "off", "none")]
+    assert jobs[0] == jobs[1] == jobs[2]
+    assert main([*base, "--control-percent", "10", "--out", str(tmp_path / "split")]) == 0
+    assert (tmp_path / "split/jobs.csv").read_text() != jobs[0]  # (the comparison can fail)

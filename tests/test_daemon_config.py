@@ -125,6 +125,7 @@ def test_oracle_policy_refused_for_a_live_pool(tmp_path: Path) -> None:
     ("policy", "said"),
     [
         ({"name": "crystal"}, "policy.name: 'crystal' reads the future; only a simulated pool"),
+        ({"name": "or-oracle"}, "policy.name: 'or-oracle' reads the future; only a replay can"),
         (
             {"name": "or-ppo", "options": {"agent": "runs/agent.npz"}},
             "policy.options.agent: 'runs/agent.npz' is a relative path, and the daemon runs from /",
@@ -336,7 +337,7 @@ def test_policy_options_are_checked_against_their_type(monkeypatch: pytest.Monke
         ({"epsilon": [1]}, "policy.options.epsilon: must be a number, got [1]"),
         ({"count": 1.5}, "policy.options.count: must be an integer, got 1.5"),
         ({"flag": "yes please"}, None),
-        ({"flag": 1}, "policy.options.flag: must be true or false, got 1"),
+        ({"flag": 2}, "policy.options.flag: must be true or false, got 2"),
         ({"mode": 7}, "policy.options: policy 'tuned': option mode='7': a or b"),
         ({"mode": {"a": 1}}, "policy.options.mode: must be text as in --set mode=VALUE"),
     ]
@@ -491,3 +492,47 @@ def test_a_command_line_option_that_sets_a_bad_key_is_named(
     assert "error: --days (pool.days): unknown key for kind condor" in capsys.readouterr().err
     assert main(["run", "--pool", "sim:campus", "--speed", "abc"]) == 2
     assert "error: --speed (pool.speed): must be 'max' or a number" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        (  # a twin is a campus: a policy of the grid queue would fail at start
+            {"pool": SIM, "policy": {"name": "edf"}},
+            "policy.name: policy 'edf' serves the grid-queue model, not campus",
+        ),
+        (  # the store is read at start: a directory train-idle never wrote is refused now
+            {"pool": SIM, "policy": {"name": "idle-min"}, "learning": {"idle_models": "/"}},
+            "learning.idle_models: /: no meta.json; train models with",
+        ),
+        (  # the twin's campus is read at start as well
+            {"pool": {**SIM, "scenario_config": "/etc/hostname"}},
+            "pool.scenario_config: /etc/hostname: ",
+        ),
+    ],
+)
+def test_check_config_reads_what_run_reads_at_start(
+    document: dict, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # each passed check-config, and run then refused it with a line that named no key
+    path = tmp_path / "a.yaml"
+    path.write_text(yaml.safe_dump({**document, "state": {"directory": str(tmp_path / "s")}}))
+    assert main(["check-config", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0], err
+    assert main(["run", "--config", str(path), "--once"]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_null_leaves_a_key_unset_and_a_switch_takes_1_and_0_as_on_the_command_line() -> None:
+    unset = {"logging": {"level": None}, "state": {"snapshot_interval": None}}
+    config = check_config({"pool": SIM, **unset})
+    assert config.logging["level"] is None and config.state["snapshot_interval"] == 86400.0
+    for written, taken in ((1, True), (0, False)):
+        policy = {"name": "bandit-cluster", "options": {"reboot_rule": written}}
+        config = check_config({"pool": SIM, "policy": policy})
+        assert config.policy["options"]["reboot_rule"] is taken
+    with pytest.raises(ConfigError, match="reboot_rule: must be true or false, got 2"):
+        check_config(
+            {"pool": SIM, "policy": {"name": "bandit-cluster", "options": {"reboot_rule": 2}}}
+        )

@@ -218,11 +218,16 @@ def test_check_config_warns_of_a_documentation_network_left_in(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The example's ``publish.allow`` holds 192.0.2.0/24 for the execute points: valid, but
-    no host has such an address, so the hooks would get 403 until it is replaced."""
+    no host has such an address, so the hooks would get 403 until it is replaced; its
+    collector and schedd are example.org names, where no pool answers."""
     assert main(["check-config", str(example_with_token(tmp_path))]) == 0
     assert capsys.readouterr().err == (
         "warning: publish.allow: 192.0.2.0/24 is a documentation network (an example's "
         "placeholder that no host has); replace it with your execute points' networks\n"
+        "warning: pool.collector: cm.example.org is an example's placeholder (RFC 2606); "
+        "replace it with your pool's\n"
+        "warning: pool.schedds: submit1.example.org is an example's placeholder (RFC 2606); "
+        "replace it with your pool's\n"
     )
     path = tmp_path / "own.yaml"
     publish = {

@@ -119,3 +119,20 @@ def test_a_state_directory_without_a_journal_names_the_real_configuration_keys(
     assert code == 2
     assert "state.directory" in line and "pool.journal" in line
     assert "pool.state_dir" not in line
+
+
+def test_a_state_without_a_journal_is_told_apart_from_a_journal_still_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # one message served all three, and its advice was wrong for a daemon that had just started
+    missing, a_file, started = tmp_path / "missing", tmp_path / "file", tmp_path / "started"
+    a_file.write_text("")
+    Journal(started)  # a live daemon's journal before the collector first answered
+    said = {
+        missing: "no such directory",
+        a_file: "is a file",
+        started: "has no machines.json yet: the advisor has not seen the collector answer",
+    }
+    for state, expected in said.items():
+        code, line = _export(state, tmp_path / "out", capsys)
+        assert code == 2 and expected in line, line

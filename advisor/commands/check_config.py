@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -15,9 +16,11 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from advisor.daemon.access import exposure_warnings, placeholder_warnings
     from advisor.daemon.config import load_config
+    from advisor.lab.config_inputs import check_inputs
     from plugins.contract.registry import policy_class
 
     config = load_config(args.file)
+    check_inputs(config)
     host, port = config.publish["listen"]
     print(f"{args.file}: ok")
     print(f"  pool     {config.pool['kind']} ({'simulated' if config.simulated else 'live'})")
@@ -25,9 +28,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  policy   {config.policy['name']} {options}".rstrip())  # as --set would give them
     print(f"  listen   {host}:{port}")
     print(f"  state    {config.state['directory']}")
-    for warning in [  # valid, but hooks would be refused
+    for warning in [  # valid, but hooks would be refused, or the pool never answer
         *exposure_warnings(config.publish),
         *placeholder_warnings(config.publish),
+        *example_hosts(config.pool),
     ]:
         print(f"warning: {warning}", file=sys.stderr)
     if config.policy["name"] == "random" and not config.simulated:  # valid, but does nothing
@@ -46,3 +50,19 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+EXAMPLE_DOMAINS = ("example.org", "example.com", "example.net")
+"""Reserved for documentation (RFC 2606): an example's placeholder, never a real host."""
+
+
+def example_hosts(pool: dict[str, Any]) -> list[str]:
+    """The example configuration's host names left in: valid, but no pool answers there."""
+    collector = pool.get("collector")  # (host, port) once checked
+    named = [("pool.collector", collector[0] if isinstance(collector, tuple) else None)]
+    named += [("pool.schedds", name) for name in pool.get("schedds") or []]
+    return [
+        f"{key}: {host} is an example's placeholder (RFC 2606); replace it with your pool's"
+        for key, host in named
+        if isinstance(host, str) and host.lower().endswith(EXAMPLE_DOMAINS)
+    ]

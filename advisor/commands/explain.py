@@ -55,10 +55,10 @@ def from_daemon(url: str, machine: str) -> dict[str, Any]:
         raise _refused(url, exc) from None
     except (urllib.error.URLError, OSError) as exc:
         raise ConfigError(
-            f"explain: no daemon answers at {url} ({exc}); start one or use --state-dir DIR"
+            f"no daemon answers at {url} ({exc}); start one or use --state-dir DIR"
         ) from None
     if not data.keys() >= ANSWER_KEYS:
-        raise ConfigError(f"explain: the daemon at {url} is older than this command; upgrade it")
+        raise ConfigError(f"the daemon at {url} is older than this command; upgrade it")
     return data
 
 
@@ -72,18 +72,22 @@ def _refused(url: str, exc: urllib.error.HTTPError) -> ConfigError:
         except (ValueError, KeyError, TypeError):
             pass  # not the daemon's answer: said as it came
     said = " ".join(body.split()) or exc.reason
-    return ConfigError(f"explain: {url} answered {exc.code}: {said}")
+    return ConfigError(f"{url} answered {exc.code}: {said}")
 
 
 def from_state(directory: Path, machine: str) -> dict[str, Any]:
     from advisor.daemon.explain import UnknownMachine, explain_machine
     from advisor.daemon.state_store import StateStore
 
+    if directory.is_file():
+        raise ConfigError(
+            f"{directory}: is a file, not a state directory; give the daemon's state.directory"
+        )
     if not directory.is_dir():
-        raise ConfigError(f"explain: {directory}: no such state directory")
+        raise ConfigError(f"{directory}: no such state directory")
     loaded = StateStore(directory).load_newest()
     if loaded is None:
-        raise ConfigError(f"explain: {directory}: no valid snapshot (has the daemon run?)")
+        raise ConfigError(f"{directory}: no valid snapshot (has the daemon run?)")
     state = loaded.state
     names = [m["name"] for m in state.get("machines", [])]
     if machine not in names:

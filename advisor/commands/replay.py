@@ -41,7 +41,8 @@ def add_pool_args(parser: argparse.ArgumentParser) -> None:
         type=hours_as_seconds,
         metavar="HOURS",
         help="a job idle this long in one wait is matched as without advice for the rest of it "
-        "(ADVISOR_WAIT_BOUND, shipped: 24; default here: none, as in the papers)",
+        "(ADVISOR_WAIT_BOUND, shipped: 24; 0 or none: no bound, the default here, as in the "
+        "papers)",
     )
     parser.add_argument(
         "--control-percent",
@@ -49,7 +50,7 @@ def add_pool_args(parser: argparse.ArgumentParser) -> None:
         metavar="PERCENT",
         help="jobs (by a hash of their id) matched as without advice, as the shipped "
         "ADVISOR_CONTROL_PERCENT does live; per-arm figures for htcondor-advisor report "
-        "(default: none)",
+        "(0, the default: none)",
     )
     parser.add_argument(
         "--reboot-hour",

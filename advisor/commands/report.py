@@ -45,17 +45,17 @@ def from_state(directory: Path) -> tuple[list[Sample], dict[str, Any]]:
 
     if directory.is_file():
         raise ConfigError(
-            f"report: {directory}: is a file, not a state directory; give the daemon's state_dir"
+            f"{directory}: is a file, not a state directory; give the daemon's state.directory"
         )
     if not directory.is_dir():
-        raise ConfigError(f"report: {directory}: no such state directory")
+        raise ConfigError(f"{directory}: no such state directory")
     loaded = StateStore(directory).load_newest()
     if loaded is None:
-        raise ConfigError(f"report: {directory}: no valid snapshot (has the daemon run?)")
+        raise ConfigError(f"{directory}: no valid snapshot (has the daemon run?)")
     control = loaded.state.get("control")
     if control is None:
         raise ConfigError(
-            f"report: {loaded.path}: no control group (set control.percent to the pool's "
+            f"{loaded.path}: no control group (set control.percent to the pool's "
             "ADVISOR_CONTROL_PERCENT)"
         )
     since = control["since"]
@@ -80,12 +80,12 @@ def _text(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"report: {path}: cannot read ({exc.strerror or exc})") from None
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"report: {path}:{line}: not UTF-8 text; {REPLAY_HINT}") from None
+        raise ConfigError(f"{path}:{line}: not UTF-8 text; {REPLAY_HINT}") from None
 
 
 def _summary(path: Path) -> dict[str, Any]:
@@ -94,11 +94,11 @@ def _summary(path: Path) -> dict[str, Any]:
         summary = json.loads(_text(path))
     except json.JSONDecodeError as exc:
         raise ConfigError(
-            f"report: {path}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg}); {REPLAY_HINT}"
+            f"{path}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg}); {REPLAY_HINT}"
         ) from None
     if not isinstance(summary, dict):
         raise ConfigError(
-            f"report: {path}: expected a JSON object, got a {type(summary).__name__}; {REPLAY_HINT}"
+            f"{path}: expected a JSON object, got a {type(summary).__name__}; {REPLAY_HINT}"
         )
     return summary
 
@@ -112,7 +112,7 @@ def _number(row: dict[str, Any], column: str, where: str) -> float:
         value = math.nan
     if not math.isfinite(value):
         raise ConfigError(
-            f"report: {where}: column {column!r}: expected a number, got {raw!r}; {REPLAY_HINT}"
+            f"{where}: column {column!r}: expected a number, got {raw!r}; {REPLAY_HINT}"
         )
     return value
 
@@ -123,15 +123,13 @@ def _samples(path: Path) -> list[Sample]:
     try:
         columns = reader.fieldnames or []
         if not columns:
-            raise ConfigError(f"report: {path}: empty; {REPLAY_HINT}")
+            raise ConfigError(f"{path}: empty; {REPLAY_HINT}")
         if "arm" not in columns:
-            raise ConfigError(
-                f"report: {path}: no column 'arm': replayed without --control-percent"
-            )
+            raise ConfigError(f"{path}: no column 'arm': replayed without --control-percent")
         missing = [c for c in (*NUMBERS, "finish", "overhead_s") if c not in columns]
         if missing:
             raise ConfigError(
-                f"report: {path}:1: no column{'s' if len(missing) > 1 else ''} "
+                f"{path}:1: no column{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(map(repr, missing))}; {REPLAY_HINT}"
             )
         samples: list[Sample] = []
@@ -139,11 +137,11 @@ def _samples(path: Path) -> list[Sample]:
             where = f"{path}:{reader.line_num}"
             if None in row.values():
                 raise ConfigError(
-                    f"report: {where}: fewer fields than the {len(columns)} columns; {REPLAY_HINT}"
+                    f"{where}: fewer fields than the {len(columns)} columns; {REPLAY_HINT}"
                 )
             if row["arm"] not in ARMS:
                 raise ConfigError(
-                    f"report: {where}: column 'arm': expected {' or '.join(ARMS)}, "
+                    f"{where}: column 'arm': expected {' or '.join(ARMS)}, "
                     f"got {row['arm']!r}; {REPLAY_HINT}"
                 )
             submit, good, wasted = (_number(row, c, where) for c in NUMBERS)
@@ -155,9 +153,7 @@ def _samples(path: Path) -> list[Sample]:
                 (row["arm"], good + wasted, done, overhead, row.get("machine") or None, submit)
             )
     except csv.Error as exc:
-        raise ConfigError(
-            f"report: {path}:{reader.line_num}: not CSV ({exc}); {REPLAY_HINT}"
-        ) from None
+        raise ConfigError(f"{path}:{reader.line_num}: not CSV ({exc}); {REPLAY_HINT}") from None
     return samples
 
 
@@ -165,11 +161,11 @@ def from_replay(out: Path) -> tuple[list[Sample], dict[str, Any]]:
     """The samples of a replay's output, so a replay predicts what the daemon will report."""
     jobs, summary = out / "jobs.csv", out / "summary.json"
     if out.is_file():
-        raise ConfigError(f"report: {out}: is a file, not a directory; {REPLAY_HINT}")
+        raise ConfigError(f"{out}: is a file, not a directory; {REPLAY_HINT}")
     if not jobs.is_file() or not summary.is_file():
-        raise ConfigError(f"report: {out}: no jobs.csv and summary.json; {REPLAY_HINT}")
+        raise ConfigError(f"{out}: no jobs.csv and summary.json; {REPLAY_HINT}")
     if _summary(summary).get("control") is None:
-        raise ConfigError(f"report: {summary}: no 'control': replayed without --control-percent")
+        raise ConfigError(f"{summary}: no 'control': replayed without --control-percent")
     return _samples(jobs), {"source": str(jobs)}
 
 
@@ -180,16 +176,16 @@ def png_target(path: Path) -> Path:
         path = path / "effect.png"
     elif path.suffix.lower() != ".png":
         raise ConfigError(
-            f"report: --png {path}: not a .png file nor a directory; give FILE.png or a directory"
+            f"--png {path}: not a .png file nor a directory; give FILE.png or a directory"
         )
     if path.is_dir():
-        raise ConfigError(f"report: --png {path}: is a directory; give FILE.png")
+        raise ConfigError(f"--png {path}: is a directory; give FILE.png")
     if not path.parent.is_dir():
         raise ConfigError(
-            f"report: --png {path}: no directory {path.parent}; create it or give another path"
+            f"--png {path}: no directory {path.parent}; create it or give another path"
         )
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ConfigError(f"report: --png {path}: not writable; give a path you may write")
+        raise ConfigError(f"--png {path}: not writable; give a path you may write")
     return path
 
 
@@ -211,7 +207,7 @@ def plot(figures: list[Figure], path: Path) -> Path:
     try:
         return save(fig, path)
     except OSError as exc:
-        raise ConfigError(f"report: --png {path}: cannot write ({exc.strerror or exc})") from None
+        raise ConfigError(f"--png {path}: cannot write ({exc.strerror or exc})") from None
 
 
 def method() -> str:
@@ -237,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         figures = estimate(samples)
     except ValueError as exc:
-        raise ConfigError(f"report: {about['source']}: {exc}") from None
+        raise ConfigError(f"{about['source']}: {exc}") from None
     counts = {
         arm: (
             sum(1 for s in samples if s[0] == arm),

@@ -87,7 +87,7 @@ def resolve(args: argparse.Namespace) -> DaemonConfig:
 
     extra = overrides(args)
     if args.config is None and "pool" not in extra:
-        raise ConfigError("run: give --config FILE or --pool sim:campus")
+        raise ConfigError("give --config FILE or --pool sim:campus")
     try:
         if args.config is not None:
             return load_config(args.config, extra)
@@ -97,6 +97,9 @@ def resolve(args: argparse.Namespace) -> DaemonConfig:
 
 
 FLAG_KEYS = {
+    "pool": "pool.kind",
+    "policy": "policy.name",
+    "state_dir": "state.directory",
     "days": "pool.days",
     "scale": "pool.scale",
     "seed": "pool.seed",
@@ -122,14 +125,17 @@ def flags_named(errors: str, args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from advisor.daemon.config_host import check_host, listen_error
+    from advisor.daemon.fields import ConfigError
     from advisor.daemon.logs import setup_daemon_logging
     from advisor.daemon.signals import Control
-    from plugins.contract.registry import policy_for
+    from advisor.lab.config_inputs import check_inputs
 
     config = resolve(args)
-    if config.simulated:  # the twin's pool is the campus model
-        policy_for(config.policy["name"], "campus")
-    check_host(config, starting=True)  # the state directory made 0700, paths and host checked
+    try:  # the state directory made 0700, paths and host checked
+        check_host(config, starting=True)
+    except ConfigError as exc:
+        raise ConfigError(flags_named(str(exc), args)) from None
+    check_inputs(config)
     setup_daemon_logging(config.logging["level"])
     control = Control()
     control.install()

@@ -17,7 +17,7 @@ from advisor.daemon.config_control import CONTROL_KEYS
 from advisor.daemon.config_errors import FAILED, Problems
 from advisor.daemon.config_file import merge, read_yaml
 from advisor.daemon.config_host import check_host
-from advisor.daemon.config_policy import check_idle_models, check_oracle, check_policy
+from advisor.daemon.config_policy import check_idle_models, check_policy, check_pool_fit
 from advisor.daemon.pools import POOL_KINDS, REQUIRED, Key, check_pool
 
 
@@ -137,6 +137,8 @@ def _section(raw: Any, name: str, problems: Problems) -> dict[str, Any]:
             where = f"{name}.{f.key_name(key)}"
             problems.add(f.fail(where, f"unknown key; allowed: {', '.join(keys)}", key))
             continue
+        if value is None and keys[key].default is None:  # null: unset, as if left out
+            continue
         out[key] = problems.check(keys[key].check, value, f"{name}.{key}")
     for key, spec in keys.items():
         if key not in out:
@@ -203,7 +205,7 @@ def _checked(raw: Any, source: str, problems: Problems) -> DaemonConfig:
     sections = {name: _section(raw.get(name), name, problems) for name in SECTIONS}
     check_policy(sections["policy"], problems)
     if pool is not FAILED:
-        problems.check(check_oracle, sections["policy"]["name"], pool["kind"])
+        problems.check(check_pool_fit, sections["policy"]["name"], pool["kind"])
     problems.check(check_idle_models, sections["policy"]["name"], sections["learning"])
     problems.check(_check_timing, sections["publish"], sections["learning"])
     state = sections["state"]

@@ -13,7 +13,7 @@ from advisor.daemon import fields as f
 from advisor.daemon.config_errors import FAILED, Problems
 from advisor.daemon.pools import POOL_KINDS
 from plugins.contract.policy import Option, OptionError, Policy, parse_options
-from plugins.contract.registry import policy_class
+from plugins.contract.registry import policy_class, policy_for
 
 
 def check_policy(section: dict[str, Any], problems: Problems) -> None:
@@ -52,13 +52,21 @@ def relative_agent(options: dict[Any, Any]) -> str | None:
     )
 
 
-def check_oracle(name: Any, kind: str) -> None:
-    """A policy that reads the future (``crystal``) runs only where there is one: a twin."""
+def check_pool_fit(name: Any, kind: str) -> None:
+    """A twin runs the campus model, so its policy must serve it; a policy that reads the future
+    (``crystal``, ``or-oracle``) runs only where there is one: a twin, or a replay of its model."""
     cls = _known(name)
-    if cls is not None and cls.NEEDS_ORACLE and not POOL_KINDS[kind].simulated:
-        raise f.ConfigError(
-            f"policy.name: {name!r} reads the future; only a simulated pool (kind: sim) can run it"
-        )
+    if cls is None:
+        return
+    simulated = POOL_KINDS[kind].simulated
+    if simulated and "campus" not in cls.SERVES:
+        try:
+            policy_for(name, "campus")
+        except OptionError as exc:
+            raise f.ConfigError(f"policy.name: {exc} (a twin, kind: sim, is a campus)") from None
+    if cls.NEEDS_ORACLE and not simulated:
+        where = "a simulated pool (kind: sim)" if "campus" in cls.SERVES else "a replay"
+        raise f.ConfigError(f"policy.name: {name!r} reads the future; only {where} can run it")
 
 
 def check_idle_models(name: Any, learning: dict[str, Any]) -> None:
@@ -114,8 +122,12 @@ def _option(cls: type[Policy], key: Any, value: Any) -> Any:
     path, default = f"policy.options.{key}", opt.default
     if isinstance(value, float) and not math.isfinite(value):
         raise f.fail(path, "must be a finite number", value)
-    if isinstance(default, bool):
-        return f.boolean(value, path)
+    if isinstance(default, bool):  # 1/0 as --set takes it
+        return (
+            bool(value)
+            if value in (0, 1) and not isinstance(value, float)
+            else f.boolean(value, path)
+        )
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if isinstance(default, int) and not (number and isinstance(value, int)):
         raise f.fail(path, "must be an integer", value)

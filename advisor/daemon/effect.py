@@ -153,9 +153,10 @@ def resample(samples: Iterable[Sample], resamples: int = RESAMPLES, seed: int = 
             by_machine = _draws(rng, n, of_arm.machines)
             weight = by_day[:, of_arm.day] * by_machine[:, of_arm.machine]
             boot[arm].append(weight @ of_arm.sums)
-    figures = {arm: _figures(np.concatenate(b)) for arm, b in boot.items()}
-    ratios = [figures[TREATED][i] / figures[CONTROL][i] for i in range(len(NAMES))]
-    energy, overhead = (r[np.isfinite(r)] for r in ratios)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a draw without a completed job
+        figures = {arm: _figures(np.concatenate(b)) for arm, b in boot.items()}
+        ratios = [figures[TREATED][i] / figures[CONTROL][i] for i in range(len(NAMES))]
+    energy, overhead = (r[np.isfinite(r)] for r in ratios)  # (those draws are left out)
     return Resampled(point, (energy, overhead))
 
 

@@ -15,7 +15,7 @@ from advisor.agent_files import with_agent
 from advisor.daemon.access import Access, exposure_warnings, placeholder_warnings
 from advisor.daemon.board import AdviceBoard, as_json
 from advisor.daemon.config import DaemonConfig, load_config
-from advisor.daemon.config_policy import check_oracle
+from advisor.daemon.config_policy import check_pool_fit
 from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.explain import UnknownMachine, explain_machine
 from advisor.daemon.fields import ConfigError
@@ -42,7 +42,7 @@ def make_policy(
         machines=machines, seed=config.policy_seed, reboot_hour=config.pool["reboot_hour"]
     )
     if cls.NEEDS_ORACLE:
-        check_oracle(cls.NAME, config.pool["kind"])  # as check-config refuses it
+        check_pool_fit(cls.NAME, config.pool["kind"])  # as check-config refuses it
         context.oracle = oracle
     return cls(context, with_agent(cls.NAME, config.policy["options"]))  # agent file read here
 

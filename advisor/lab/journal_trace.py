@@ -116,6 +116,23 @@ def inventory_of(machines: Mapping[str, MachineInfo]) -> Inventory:
     return Inventory(clusters=clusters, machines=specs)
 
 
+def _why_no_journal(state: Path) -> str:
+    """What is wrong with a ``--state`` that holds no journal, and what to give instead."""
+    if not state.exists():
+        return "no such directory; give the state.directory of an advisor"
+    if not state.is_dir():
+        return "is a file; give the state.directory of an advisor (a directory)"
+    if (state / JOURNAL_DIR).is_dir():
+        return (
+            f"its {JOURNAL_DIR} has no machines.json yet: the advisor has not seen the "
+            "collector answer; export once it has"
+        )
+    return (
+        f"no {JOURNAL_DIR}/machines.json; point --state at the state.directory of an advisor "
+        "that observed a condor pool (pool.kind: condor, pool.journal: true)"
+    )
+
+
 def export_trace(state: Path, out: Path) -> tuple[int, int, int]:
     """Write ``machines.yaml``, ``owners.csv`` and ``jobs.csv`` from the journal in ``state``
     into ``out``; the numbers of machines, owner sessions and jobs written."""
@@ -124,10 +141,7 @@ def export_trace(state: Path, out: Path) -> tuple[int, int, int]:
     except PermissionError as exc:  # the state directory is the advisor's own, 0700
         raise TraceError(state, None, None, PRIVATE, str(exc)) from exc
     if not journaled:
-        raise FileNotFoundError(
-            f"{state}: no {JOURNAL_DIR}/machines.json; point --state at the state.directory"
-            " of an advisor that observed a condor pool (pool.kind: condor, pool.journal: true)"
-        )
+        raise FileNotFoundError(f"{state}: {_why_no_journal(state)}")
     machines = read_machines(state)
     builder = TraceBuilder()
     builder.feed(read_events(state))

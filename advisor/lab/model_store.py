@@ -90,26 +90,34 @@ def read_meta(directory: Path) -> dict[str, Any]:
     return meta
 
 
-def load_models(directory: Path) -> tuple[dict[str, ModelPair], float]:
-    """The models of a store and when their training data ends. A store of another format or
-    other library versions is refused, for the reason the versions are kept."""
+RETRAIN = "retrain with `htcondor-advisor train-idle` into this --out"
+
+
+def usable_meta(directory: Path) -> dict[str, Any]:
+    """A store's meta, once its format and library versions are this install's: a store of
+    another format or other library versions is refused, for the reason the versions are kept."""
     meta = read_meta(directory)
-    retrain = "retrain with `htcondor-advisor train-idle` into this --out"
     if meta.get("format") != STORE_FORMAT:
-        raise ModelStoreError(f"{directory}: a store of format {meta.get('format')!r}; {retrain}")
+        raise ModelStoreError(f"{directory}: a store of format {meta.get('format')!r}; {RETRAIN}")
     theirs, ours = meta.get("libraries", {}), library_versions()
     for library in ("scikit-learn", "numpy"):
         if theirs.get(library) != ours[library]:
             raise ModelStoreError(
                 f"{directory}: trained with {library} {theirs.get(library)}, this is "
-                f"{ours[library]}; {retrain}"
+                f"{ours[library]}; {RETRAIN}"
             )
+    return meta
+
+
+def load_models(directory: Path) -> tuple[dict[str, ModelPair], float]:
+    """The models of a store and when their training data ends (``usable_meta``)."""
+    meta = usable_meta(directory)
     try:
         with open(directory / MODELS, "rb") as fh:
             models = pickle.load(fh)
         until = float(meta["window"]["until_unix"])
     except (OSError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as exc:
-        raise ModelStoreError(f"{directory}: unreadable ({exc}); {retrain}") from None
+        raise ModelStoreError(f"{directory}: unreadable ({exc}); {RETRAIN}") from None
     return dict(models), until
 
 

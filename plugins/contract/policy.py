@@ -213,8 +213,10 @@ def parse_options(policy: type[Policy], raw: Mapping[str, Any]) -> dict[str, Any
             raise OptionError(f"policy {policy.NAME!r}: unknown option {key!r} (options: {known})")
         try:
             parsed = opt.parse(value) if isinstance(value, str) else value
-        except (TypeError, ValueError) as exc:
-            raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {exc}") from None
+        except (TypeError, ValueError) as exc:  # int("abc") says nothing of the option
+            kind = {int: "an integer", float: "a number"}.get(opt.parse)  # type: ignore[call-overload]
+            why = f"must be {kind} (default {opt.default})" if kind else str(exc)
+            raise OptionError(f"policy {policy.NAME!r}: option {key}={value!r}: {why}") from None
         if isinstance(parsed, float) and not math.isfinite(parsed):  # as the daemon's file
             problem: str | None = "must be a finite number"
         else:

@@ -77,3 +77,27 @@ def test_a_bandit_replay_is_the_same_in_every_process() -> None:
         for salt in ("1", "2")
     }
     assert len(outputs) == 1, outputs
+
+
+def test_a_class_never_left_queued_does_not_keep_every_job_it_saw() -> None:
+    # a daemon's bandit that always runs class-0 jobs listed each one it was ever told of as
+    # "without a queue decision", in memory and in every snapshot, for good
+    from plugins.bandits.jobs import COMPACT_AT, JobMemory
+
+    memory = JobMemory()
+    for n in range(20 * COMPACT_AT):
+        job = f"{n}.0"
+        memory.enqueue(job)
+        memory.start(job, (0, 0), "pc1")
+        memory.end(job, 60.0, requeued=False)
+        memory.finish(job)
+    assert len(memory.unjudged[0]) <= COMPACT_AT + 1
+    running = [f"r{n}.0" for n in range(3)]  # a running job may be queued again: it stays
+    for job in running:
+        memory.enqueue(job)
+        memory.start(job, (0, 0), "pc1")
+    for n in range(3 * COMPACT_AT):
+        memory.enqueue(f"q{n}.0")
+    assert set(running) <= set(memory.unjudged[0])
+    memory.queue_decision(0, 1.0, (0, 0))
+    assert len(memory.pending) == 3 * COMPACT_AT  # the queued ones, each once

@@ -261,3 +261,28 @@ def test_a_state_json_cannot_hold_is_one_line_naming_the_fix_and_writes_nothing(
     assert "cannot be saved as JSON (TypeError: Object of type set is not JSON" in said
     assert "state_dict() returns only dicts, lists" in said and "\n" not in said
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_state_the_poll_changes_while_it_is_saved_is_saved_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the snapshot thread serialises live objects of the source and the policy; hashing lets the
+    # poll's thread run, and the state was serialised again afterwards to be written: the newest
+    # snapshot then failed its own checksum at the next start
+    import advisor.daemon.state_store as module
+
+    live: dict[str, Any] = {"running": {"1.0": 100.0}}
+    real_digest = module._digest
+
+    def poll_meanwhile(state: Any) -> str:
+        digest = real_digest(state)
+        live["running"]["2.0"] = 200.0  # an attempt the poll saw start
+        return digest
+
+    monkeypatch.setattr(module, "_digest", poll_meanwhile)
+    store = StateStore(tmp_path)
+    store.save({"queue": live}, now=1.0)
+    monkeypatch.setattr(module, "_digest", real_digest)
+    loaded = store.load_newest()
+    assert loaded is not None and loaded.skipped == []
+    assert loaded.state == {"queue": {"running": {"1.0": 100.0}}}

@@ -4,9 +4,10 @@ The negotiator then sees the advice at once, before the hook's next run puts it 
 own ad. A startd update replaces its ad and drops merged attributes, so every publish re-merges
 all current advice (the daemon publishes each cycle); a merge into a missing ad is silently
 ignored by the collector, so only slots the collector knows are merged, offline ones included
-(condor_rooster reads their ``AdvisorPower``). Only ``Advisor*`` attributes are ever sent. A
-merge the collector refuses (the bindings say only "Failed to advertise") raises ``SinkRefused``,
-which the daemon logs as one line naming the fix.
+(condor_rooster reads their ``AdvisorPower``), and of those only the static and partitionable
+ones, where the negotiator matches (``source.merged_slots``). Only ``Advisor*`` attributes are
+ever sent. A merge the collector refuses (the bindings say only "Failed to advertise") raises
+``SinkRefused``, which the daemon logs as one line naming the fix.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ SlotNames = Callable[[], dict[str, list[str]]]
 
 @dataclass
 class MergeStartdSink:
-    """Merges into every slot of each advised machine; ``slots`` maps Machine -> slot Names."""
+    """Merges into the slots of each advised machine; ``slots`` maps Machine -> slot Names."""
 
     collector: Any
     slots: SlotNames

@@ -54,6 +54,13 @@ def on_schedd_events(events: list[Event], schedd: str) -> list[Event]:
     ]
 
 
+def merged_slots(slots: Sequence[SlotAd]) -> list[str]:
+    """The slots the collector merge writes the advice into: static and partitionable ones,
+    where the negotiator matches; not the dynamic slots carved from them (claimed, and on a
+    large pool most of the ads: merging them would send every ad the startds send, each cycle)."""
+    return [s.name for s in slots if s.jobs_at_once > 0]
+
+
 @dataclass
 class CondorPoolSource:
     query_startds: Callable[[], list[Mapping[str, Any]]]
@@ -84,7 +91,7 @@ class CondorPoolSource:
         views = self.last_view.machines
         if ads is not None:
             grouped = group_by_machine(ads)
-            self.slot_names = {m: [s.name for s in slots] for m, slots in grouped.items()}
+            self.slot_names = {m: merged_slots(slots) for m, slots in grouped.items()}
             grown = [m for m in grouped if m not in self.machines]
             for m in grown:
                 self.machines[m] = self.inventory(m, grouped[m])

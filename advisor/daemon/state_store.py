@@ -7,6 +7,11 @@ whatever the umask (the daemon tightens a directory of its own it finds more ope
 read back (no pickle), and a snapshot whose checksum, format or version does not match is
 reported and skipped in favour of the next older one; the daemon moves it, and any snapshot its
 policy cannot restore, to ``unusable/`` (kept for inspection, never pruned as if it were old).
+
+The state is serialised once and the checksum taken of what that wrote: the snapshot runs
+beside the poll (two scheduler threads), and parts of the state are the live objects the poll
+updates, so serialising twice could checksum one state and write another, and the daemon would
+later find its newest snapshot "corrupt".
 """
 
 from __future__ import annotations
@@ -112,16 +117,17 @@ class StateStore:
         existing = self.snapshots()
         seq = existing[0][0] + 1 if existing else 1
         final = self.directory / f"snapshot-{seq:08d}.json"
-        try:
-            digest = _digest(state)
+        try:  # one serialisation, and the checksum of what it wrote (module docstring)
+            text = json.dumps(state, separators=(",", ":"), allow_nan=True)
         except (TypeError, ValueError) as exc:  # a policy's own state_dict(), most likely
             raise ConfigError(
                 f"the learned state cannot be saved as JSON ({type(exc).__name__}: {exc}); a "
                 "policy's state_dict() returns only dicts, lists, strings, numbers, booleans "
                 "and None (docs/writing-a-policy.md)"
             ) from None
+        digest = _digest(json.loads(text))
         payload = {"format": FORMAT, "version": VERSION, "saved_at": now, "sha256": digest}
-        data = json.dumps({**payload, "state": state}, separators=(",", ":")).encode()
+        data = (json.dumps(payload, separators=(",", ":"))[:-1] + ',"state":' + text + "}").encode()
         tmp = self.directory / f".{final.name}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:

@@ -10,6 +10,8 @@ from plugins.bandits.agent import from_json_key, json_key
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
 
 HOUR = 3600.0
+COMPACT_AT = 1000
+"""A class's list of jobs without a queue decision is cleaned of jobs gone past this length."""
 
 
 class JobMemory:
@@ -32,7 +34,18 @@ class JobMemory:
         if job in self.queued:
             return
         self.queued.add(job)
-        self.unjudged[self.prior_class(job)].append(job)
+        waiting = self.unjudged[self.prior_class(job)]
+        waiting.append(job)
+        if len(waiting) > COMPACT_AT and len(waiting) > 2 * (len(self.queued) + len(self.placed)):
+            self._forget_gone(waiting)
+
+    def _forget_gone(self, waiting: list[str]) -> None:
+        """Drop the jobs that are neither queued nor running: they completed or were removed,
+        so no decision can count them again (``queue_decision`` takes queued jobs only, and only
+        a running job is queued again). A class that is never left queued would otherwise keep
+        every job it ever saw, in memory and in each snapshot. Which ones are dropped, and when,
+        changes no decision."""
+        waiting[:] = [j for j in waiting if j in self.queued or j in self.placed]
 
     def queue_decision(self, k: int, now: float, state: Hashable) -> None:
         """Class ``k`` stays queued this cycle: one decision per job and wait (penalised once)."""

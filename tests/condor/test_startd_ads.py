@@ -8,6 +8,7 @@ import pytest
 
 from advisor.condor.factory import NORMAL_WATTS, machine_inventory
 from advisor.condor.machine_tracker import MachineTracker
+from advisor.condor.source import merged_slots
 from advisor.condor.startd_ads import group_by_machine, slot_from_ad
 from condor.fixtures import machine_ads
 from plugins.contract.events import (
@@ -141,3 +142,18 @@ def test_a_machine_runs_as_many_jobs_as_its_partitionable_cores_or_static_slots(
     ((machine, slots),) = group_by_machine(_ads(shared_data, ads)).items()
     info = machine_inventory(NORMAL_WATTS, {})(machine, slots)
     assert info.jobs_at_once == jobs
+
+
+@pytest.mark.parametrize(
+    ("ads", "merged"),
+    [("StatusAds/partionable8core", 1), ("StatusAds/basic4slot", 4), ("StatusAds/small1slot", 1)],
+)
+def test_the_merge_writes_into_the_slots_the_negotiator_matches_not_the_dynamic_ones(
+    shared_data: Path, ads: str, merged: int
+) -> None:
+    # the 8-core machine's four dynamic slots are claimed, carved from its partitionable slot:
+    # merging into them as well sent as many ads each cycle as the startds send
+    (slots,) = group_by_machine(_ads(shared_data, ads)).values()
+    names = merged_slots(slots)
+    dynamic = [s.name for s in slots if s.jobs_at_once == 0]
+    assert len(names) == merged and sorted(names + dynamic) == sorted(s.name for s in slots)

@@ -2,17 +2,17 @@
 
 Settings (``pool`` section of the daemon's configuration; defaults in brackets):
 ``collector`` HOST:PORT (or the daemon's checked ``(host, port)``); ``schedds`` schedd names
-to read ([] = every schedd the collector knows); ``token_file`` IDTOKEN for the advisor's
-identity [none: READ only, no merge]; ``merge`` publish through MERGE_STARTD_AD (needs the
-token) [true]; ``event_log`` a job event log to follow as well [none], written by the schedd
-``event_log_schedd`` [the pool's only schedd]; ``active_idle_s``
-keyboard idle below which the owner counts as present [900]; ``watts`` {active, idle, sleep}
-for machines without an ``AdvisorMachineType`` [Normal: 57/40/2]; ``types`` watts per
-``AdvisorMachineType``. The daemon adds (``advisor.commands.run.live_pool_settings``):
-``state_dir`` where the journal for ``trace export`` goes [none: no journal];
-``advice_lifetime_s`` [3600]; ``policy`` label for ``AdvisorPolicy`` ["unknown"]. Every call to
-the collector and the schedds runs in a child process and waits at most ``call_timeout_s`` [30]
-(``advisor.condor.bounded_calls``).
+to read ([] = every schedd the collector shows, asked at each poll); ``token_file`` IDTOKEN for
+the advisor's identity [none: READ only, no merge]; ``merge`` publish through MERGE_STARTD_AD
+(needs the token) [true]; ``event_log`` a job event log to follow as well [none], written by the
+schedd ``event_log_schedd`` [the pool's only schedd]; ``active_idle_s`` keyboard idle below
+which the owner counts as present [900]; ``collector_settles_s`` how long a collector just
+started is taken to miss ads [600]; ``watts`` {active, idle, sleep} for machines without an
+``AdvisorMachineType`` [Normal: 57/40/2]; ``types`` watts per ``AdvisorMachineType``. The daemon
+adds (``advisor.commands.run.live_pool_settings``): ``state_dir`` where the journal for ``trace
+export`` goes [none: no journal]; ``advice_lifetime_s`` [3600]; ``policy`` label for
+``AdvisorPolicy`` ["unknown"]. Every call to the collector and the schedds runs in a child
+process and waits at most ``call_timeout_s`` [30] (``advisor.condor.bounded_calls``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from advisor.condor.merge_sink import MergeStartdSink
 from advisor.condor.retry import Backoff
 from advisor.condor.schedd_directory import ScheddDirectory
 from advisor.condor.schedd_reader import ScheddReader
-from advisor.condor.source import CondorPoolSource, Inventory
+from advisor.condor.source import COLLECTOR_SETTLES_S, CondorPoolSource, Inventory
 from advisor.condor.startd_ads import STARTD_PROJECTION, SlotAd
 from advisor.ports import AdviceSink, PoolSource
 from plugins.contract.config_checks import ConfigError
@@ -144,6 +144,11 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
     def reader(name: str) -> ScheddReader:
         return ScheddReader(name, lambda: locate(name), Backoff(f"schedd {name}"))
 
+    def collector_started() -> float | None:
+        ads = collector.query(htcondor2.AdTypes.Collector, projection=list(COLLECTOR_START))
+        starts = [t for ad in ads if (t := collector_start(ad)) is not None]
+        return max(starts) if starts else None
+
     def schedd_names() -> list[str]:
         located = collector.query(htcondor2.AdTypes.Schedd, projection=["Name"])
         return [str(ad["Name"]) for ad in located]
@@ -160,6 +165,8 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
         schedds=schedds,
         inventory=inventory,
         collector_backoff=Backoff(f"collector {address}"),
+        collector_started=collector_started,
+        collector_settles_s=float(config.get("collector_settles_s", COLLECTOR_SETTLES_S)),
         tracker=MachineTracker(active_idle_s=float(config.get("active_idle_s", 900.0))),
         event_log=event_log,
         event_log_schedd=config.get("event_log_schedd"),
@@ -179,6 +186,19 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
     if config.get("edit_jobs"):
         sinks.append(job_sink(htcondor2, collector, locate, config, source))
     return source, sinks
+
+
+COLLECTOR_START = ("StatsLastUpdateTime", "StatsLifetime")
+
+
+def collector_start(ad: Mapping[str, Any]) -> float | None:
+    """When a collector started, from its own ad: it has no ``DaemonStartTime``, but its update
+    statistics cover its whole life (``collector_stats.cpp``: ``StatsLifetime`` counts from
+    its start, reset only on a reconfig under ``RESET_DC_STATS_ON_RECONFIG``)."""
+    updated, lifetime = (ad.get(key) for key in COLLECTOR_START)
+    if isinstance(updated, int | float) and isinstance(lifetime, int | float):
+        return float(updated) - float(lifetime)
+    return None
 
 
 def child_params(config: Mapping[str, Any]) -> dict[str, str]:

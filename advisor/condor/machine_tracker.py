@@ -57,12 +57,16 @@ class MachineTracker:
     preempting_since: dict[str, float] = field(default_factory=dict)
     power: dict[str, str] = field(default_factory=dict)
 
-    def update(self, machines: Mapping[str, Sequence[SlotAd]], now: float) -> list[Event]:
-        """Events implied by one poll (``now``: the advisor's clock, for vanished machines)."""
+    def update(
+        self, machines: Mapping[str, Sequence[SlotAd]], now: float, complete: bool = True
+    ) -> list[Event]:
+        """Events implied by one poll (``now``: the advisor's clock, for vanished machines).
+        Not ``complete`` (a collector that has just started, whose startds have not all sent
+        their ads again), a machine missing from it is not taken for one switched off."""
         events: list[Event] = []
         for name, slots in machines.items():
             events += self._machine(name, slots, now)
-        for name in [m for m in self.power if m not in machines]:
+        for name in [m for m in self.power if m not in machines and complete]:
             events += self._set_power(name, P.OFF, now)
             del self.power[name]
         events.sort(key=lambda e: e.time)

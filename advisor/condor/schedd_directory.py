@@ -5,7 +5,9 @@ Access points come and go while the daemon runs: a new one is added, one is reti
 restarted (a schedd shutting down takes its ad out of the collector, and a hung one's ad expires
 once it stops sending updates). A schedd found is read from its saved cursor if it had one, so a
 schedd that left and came back is read on from where it stopped; one that left keeps its cursor
-here for that. A collector that does not answer leaves the list as it was.
+here for that. A collector that does not answer leaves the list as it was; one that has just
+started itself knows only the daemons that have sent their ads since, so its list is taken as
+incomplete (``source.py``) and nobody is taken to have left.
 """
 
 from __future__ import annotations
@@ -30,14 +32,15 @@ class ScheddDirectory:
     """Saved state of schedds not read now (restored, or left the collector)."""
 
     def update(
-        self, readers: list[ScheddReader], backoff: Backoff, now: float
+        self, readers: list[ScheddReader], backoff: Backoff, now: float, complete: bool = True
     ) -> list[ScheddReader]:
         """The readers for the schedds the collector shows now (``readers`` when it did not
-        answer), each new or returning one loaded from its cursor; says who came and went."""
+        answer), each new or returning one loaded from its cursor; says who came and went. Not
+        ``complete`` (a collector just started), a schedd it does not show yet is kept."""
         found = backoff.call(self.names, now)
         if found is None:
             return readers
-        kept = {r.name: r for r in readers if r.name in found}
+        kept = {r.name: r for r in readers if r.name in found or not complete}
         for gone in (r for r in readers if r.name not in kept):
             self.cursors[gone.name] = gone.state()
             log.warning(

@@ -39,6 +39,9 @@ from plugins.contract.job_ids import on_schedd
 from plugins.contract.policy import MachineInfo, PoolView
 
 Inventory = Callable[[str, Sequence[SlotAd]], MachineInfo]
+COLLECTOR_SETTLES_S = 600.0
+"""``pool.collector_settles_s``'s default: twice HTCondor's default ``UPDATE_INTERVAL`` and
+``SCHEDD_INTERVAL`` (300 s), the longest a daemon waits to send its ad again."""
 
 
 def on_schedd_events(events: list[Event], schedd: str) -> list[Event]:
@@ -73,6 +76,10 @@ class CondorPoolSource:
     machines: dict[str, MachineInfo] = field(default_factory=dict)
     slot_names: dict[str, list[str]] = field(default_factory=dict)
     last_view: PoolView = field(default_factory=lambda: PoolView([], [0] * PRIOR_HOURS_CLASSES))
+    collector_started: Callable[[], float | None] | None = None
+    """When the collector itself started (its ``DaemonStartTime``; None: not said)."""
+    collector_settles_s: float = COLLECTOR_SETTLES_S
+    """``pool.collector_settles_s``: how long a collector just started is taken to miss ads."""
     directory: ScheddDirectory | None = None
     """Without ``pool.schedds``: the schedds the collector shows, asked again at each poll."""
     event_log_schedd: str | None = None
@@ -85,8 +92,10 @@ class CondorPoolSource:
 
     def poll(self, now: float) -> Observation:
         events: list[Event] = []
+        complete = self._collector_knows_all(now)
         if self.directory is not None:
-            self.schedds = self.directory.update(self.schedds, self.collector_backoff, now)
+            backoff = self.collector_backoff
+            self.schedds = self.directory.update(self.schedds, backoff, now, complete)
         ads = self.collector_backoff.call(self.query_startds, now)
         views = self.last_view.machines
         if ads is not None:
@@ -97,7 +106,7 @@ class CondorPoolSource:
                 self.machines[m] = self.inventory(m, grouped[m])
             if grown and self.journal is not None:
                 self.journal.save_machines(self.machines)
-            events += self.tracker.update(grouped, now)
+            events += self.tracker.update(grouped, now, complete)
             views = self.tracker.views(grouped)
         by_class = [0] * PRIOR_HOURS_CLASSES
         by_cpus: dict[int, int] = {}
@@ -131,6 +140,15 @@ class CondorPoolSource:
         return Observation(
             events, self.last_view, dict(self.machines), healthy, tuple(sorted(unanswered))
         )
+
+    def _collector_knows_all(self, now: float) -> bool:
+        """False while the collector is younger than ``collector_settles_s``: a collector keeps
+        its ads in memory, so one that has just (re)started lists only the daemons that have
+        sent their ads since, and a machine or schedd missing from it is not gone."""
+        if self.collector_started is None:
+            return True
+        started = self.collector_backoff.call(self.collector_started, now)
+        return started is None or now - started >= self.collector_settles_s
 
     def log_schedd(self) -> str:
         """Whose jobs the event log records: the named schedd, else the only one ever read

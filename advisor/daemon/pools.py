@@ -129,6 +129,11 @@ CONDOR_KEYS = {
         900,
         "keyboard idle below which the owner is present",
     ),
+    "collector_settles_s": Key(
+        lambda v, p: f.duration(v, p, lo=0.0, hi=f.DAY_S),
+        600,
+        "a collector this young misses ads: what it lacks is not taken as gone",
+    ),
     "call_timeout_s": Key(
         lambda v, p: f.duration(v, p, lo=1.0, hi=600.0),
         30,

@@ -157,3 +157,16 @@ def test_the_merge_writes_into_the_slots_the_negotiator_matches_not_the_dynamic_
     names = merged_slots(slots)
     dynamic = [s.name for s in slots if s.jobs_at_once == 0]
     assert len(names) == merged and sorted(names + dynamic) == sorted(s.name for s in slots)
+
+
+def test_a_machine_missing_from_a_collector_just_started_is_not_switched_off(
+    shared_data: Path,
+) -> None:
+    # a restarted collector knows no startd until each sends its ad again
+    machines = group_by_machine(_ads(shared_data, "StatusAds/small1slot"))
+    tracker = MachineTracker(active_idle_s=0)
+    tracker.update(machines, now=0.0)
+    assert tracker.update({}, now=10.0, complete=False) == []
+    assert tracker.update(machines, now=20.0) == []  # back, as it was: nothing happened
+    (name,) = machines
+    assert tracker.update({}, now=30.0) == [MachinePowerChanged(30.0, name, PowerState.OFF)]

@@ -171,6 +171,8 @@ def advisor_token(condor_pool: ChrootPool, tmp_path_factory: pytest.TempPathFact
 
 
 DaemonStarter = Callable[..., DaemonProcess]
+SETTLES_S = 15
+"""``pool.collector_settles_s`` for the test pools: their daemons send their ads every 5 s."""
 
 
 @pytest.fixture
@@ -188,7 +190,12 @@ def start_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[DaemonStarter]:
         directory: Path, extra: dict[str, Any], listen: str = ADVISOR_LISTEN
     ) -> DaemonProcess:
         config: dict[str, dict[str, Any]] = {
-            "pool": {"kind": "condor", "collector": COLLECTOR, "active_idle_s": 0},
+            "pool": {  # (the test pool's daemons send their ads every 5 s at most)
+                "kind": "condor",
+                "collector": COLLECTOR,
+                "active_idle_s": 0,
+                "collector_settles_s": SETTLES_S,
+            },
             "publish": {"listen": ADVISOR_LISTEN, "interval": "2s"},
             "learning": {"observe_interval": "2s"},
             "state": {"directory": str(directory / "state"), "snapshot_interval": "2s"},

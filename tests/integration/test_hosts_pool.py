@@ -32,7 +32,7 @@ from conftest import require
 
 from advisor.daemon.config import merge
 from advisor.lab.daemon_process import DaemonProcess
-from integration.conftest import TEST_POLICIES, listening, stop_all, wait_for
+from integration.conftest import SETTLES_S, TEST_POLICIES, listening, stop_all, wait_for
 from integration.pool import network
 from integration.pool.hosts import (
     ACCESS_POINT,
@@ -81,6 +81,7 @@ def local_override(state: Path, options: dict[str, str]) -> dict[str, Any]:
             "token_file": None,  # no merge: what the execute points get came through the hook
             "edit_jobs": False,  # no WRITE token made yet (the tests that edit jobs make one)
             "active_idle_s": 0,
+            "collector_settles_s": SETTLES_S,
         },
         "policy": {"name": "fixed-advice", "options": options},
         "publish": {

@@ -108,6 +108,6 @@ def test_replay_reports_each_arm(tmp_path: Path) -> None:
     assert main(["replay", *common, "--policy", "random", "--out", str(plain)]) == 0
     assert "arm" not in (plain / "jobs.csv").read_text().splitlines()[0]
     assert "control" not in json.loads((plain / "summary.json").read_text())
-    with pytest.raises(SystemExit) as bad:
-        main(["replay", *common, "--control-percent", "0", "--out", str(plain)])
+    with pytest.raises(SystemExit) as bad:  # (0 is none, as control.percent: 0 is)
+        main(["replay", *common, "--control-percent", "100", "--out", str(plain)])
     assert bad.value.code == 2

@@ -27,7 +27,7 @@ from advisor.daemon.signals import Control
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import Observation, SinkRefused
 from plugins.contract.advice import Advice, JobAdvice, MachineAdvice, PowerAdvice
-from plugins.contract.events import AttemptEnded, AttemptOutcome, OwnerSessionStarted
+from plugins.contract.events import AttemptEnded, AttemptOutcome, JobQueued, OwnerSessionStarted
 from plugins.contract.policy import MachineInfo, MachineView, Policy, PolicyContext, PoolView
 
 
@@ -638,3 +638,28 @@ def test_an_event_a_policy_fails_to_learn_is_skipped_and_said_and_the_rest_learn
     assert len(errors) == 1 and "unlearned/1 failed to learn from AttemptEnded" in errors[0]
     assert f"(ZeroDivisionError: no attempts yet at {__file__}:" in errors[0]
     assert daemon.health()["status"] == "ok"  # the pool is seen and advised
+
+
+def test_a_job_that_ran_in_another_pool_ends_in_its_arm(tmp_path: Path) -> None:
+    # a job that flocks ends on a machine this collector never showed: the policies cannot
+    # place there and are not told, but the control group's book kept the job open for good,
+    # and left its wait out of its arm's overhead
+    config = check_config(
+        {
+            "pool": {"kind": "condor", "collector": "cm:9618"},
+            "publish": {"listen": "127.0.0.1:0"},
+            "state": {"directory": str(tmp_path)},
+            "control": {"percent": 50},
+        }
+    )
+    pool = ListPool(["a"])
+    daemon = Daemon(config, Ranker(PolicyContext(machines={})), pool, [], time.time)
+    pool.pending = [JobQueued(900.0, "7.0", "alice")]
+    daemon.host.cycle(1000.0)
+    pool.pending = [AttemptEnded(1600.0, "7.0", "osg-node", AttemptOutcome.COMPLETED, 1000.0, 0.0)]
+    daemon.host.cycle(1700.0)
+    book = daemon.host.control.book  # type: ignore[union-attr]
+    assert book.open == {}
+    ((_, arm, completed, overhead, energy, *_),) = book.ended
+    assert (completed, overhead, energy) == (True, 100.0, 0.0)
+    assert book.totals[arm]["overhead_jobs"] == 1

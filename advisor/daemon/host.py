@@ -142,6 +142,8 @@ class PolicyHost:
             if machine is not None and machine not in known:
                 self.unknown_machine_events += 1
                 log.debug("ignored %s on %s: the collector never showed it", kind.__name__, machine)
+                if kind is AttemptEnded and self.control is not None:  # a job that flocked: it
+                    self.control.book.observe(event)  # ended, drawing nothing from this pool
                 continue
             kinds[kind.__name__] += 1
             if kind in wanted and not (hidden and of_control_job(event, hidden)):

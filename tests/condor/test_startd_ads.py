@@ -130,12 +130,17 @@ def test_a_partitionable_slot_is_offered_with_what_its_dynamic_slots_left(
     assert tracker.views(machines) == []
 
 
-@pytest.mark.parametrize(
-    ("ads", "jobs"),
-    [("StatusAds/partionable8core", 8), ("StatusAds/basic4slot", 4), ("StatusAds/small1slot", 1)],
-)
+LAYOUTS = [
+    ("StatusAds/partionable8core", 8, 1),
+    ("StatusAds/basic4slot", 4, 4),
+    ("StatusAds/small1slot", 1, 1),
+]
+"""Real machines' ads: one-core jobs at once, and the slots the collector merge writes into."""
+
+
+@pytest.mark.parametrize(("ads", "jobs", "merged"), LAYOUTS)
 def test_a_machine_runs_as_many_jobs_as_its_partitionable_cores_or_static_slots(
-    shared_data: Path, ads: str, jobs: int
+    shared_data: Path, ads: str, jobs: int, merged: int
 ) -> None:
     """The capacity frugal's payback hold counts (docs/slots.md): the dynamic slots of the
     8-core machine are carved from its partitionable slot and add nothing."""
@@ -144,12 +149,9 @@ def test_a_machine_runs_as_many_jobs_as_its_partitionable_cores_or_static_slots(
     assert info.jobs_at_once == jobs
 
 
-@pytest.mark.parametrize(
-    ("ads", "merged"),
-    [("StatusAds/partionable8core", 1), ("StatusAds/basic4slot", 4), ("StatusAds/small1slot", 1)],
-)
+@pytest.mark.parametrize(("ads", "jobs", "merged"), LAYOUTS)
 def test_the_merge_writes_into_the_slots_the_negotiator_matches_not_the_dynamic_ones(
-    shared_data: Path, ads: str, merged: int
+    shared_data: Path, ads: str, jobs: int, merged: int
 ) -> None:
     # the 8-core machine's four dynamic slots are claimed, carved from its partitionable slot:
     # merging into them as well sent as many ads each cycle as the startds send

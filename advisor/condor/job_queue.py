@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.condor.epochs import job_id, machine_of, unix_time
+from advisor.condor.lost_attempts import LostAttempts
 from advisor.condor.removals import Left
 from plugins.contract.advice import PRIOR_HOURS_CLASSES
-from plugins.contract.events import AttemptStarted, Event, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
 
 QUEUE_PROJECTION = (
     "ClusterId",
@@ -34,8 +35,8 @@ QUEUE_PROJECTION = (
     "AdvisorPriorHours",
     "RequestCpus",
 )
-QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2 || JobStatus == 5"
-IDLE, RUNNING, HELD = 1, 2, 5
+QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2 || JobStatus == 3 || JobStatus == 5"
+IDLE, RUNNING, REMOVED, HELD = 1, 2, 3, 5
 STALE_S = 86400.0
 """A reported start whose job left the queue without an epoch ad is forgotten after a day."""
 
@@ -92,12 +93,17 @@ class QueueTracker:
     left: Left = field(default_factory=dict)
     """Idle or held jobs that left the queue, until their history record is read
     (removals.py)."""
+    removed: list[Mapping[str, Any]] = field(default_factory=list)
+    """The removed jobs still in the queue at the last update (``LeaveJobInQueue``, or a shadow
+    still ending): the record of a removal that the history does not have yet."""
     polled: float = 0.0
     running: dict[str, float] = field(default_factory=dict)
     """The start of each job's latest attempt reported (from the queue or an epoch ad)."""
     ended: set[str] = field(default_factory=set)
     """Jobs whose latest attempt's epoch ad was read: a 25 schedd writes it while the queue
     still lists the job running, and that start must not be reported again."""
+    lost: LostAttempts = field(default_factory=LostAttempts)
+    """Attempts the queue reported started, until an epoch ad or their loss ends them."""
     longest: dict[str, float] = field(default_factory=dict)
     understated: dict[str, int] = field(default_factory=dict)
     """Idle jobs whose longest attempt (whole hours) is a class the pool's expression misses."""
@@ -114,22 +120,31 @@ class QueueTracker:
         last_s = float(last) if isinstance(last, int | float) and last > 0 else 0.0
         return max(self.longest.get(jid, 0.0), last_s)
 
-    def update(self, ads: Iterable[Mapping[str, Any]], now: float) -> tuple[list[Event], list[int]]:
-        """Events since the last poll and the idle jobs per prior-hours class."""
+    def update(
+        self, ads: Iterable[Mapping[str, Any]], now: float, watts: Mapping[str, float] | None = None
+    ) -> tuple[list[Event], list[int]]:
+        """Events since the last poll and the idle jobs per prior-hours class; ``watts`` are the
+        machines' active power, for the attempts lost without an epoch ad."""
         events: list[Event] = []
         by_class = [0] * PRIOR_HOURS_CLASSES
         idle_now: dict[str, int] = {}
         held_now: dict[str, int] = {}
         queued: set[str] = set()
         self.understated, self.by_cpus = {}, {}
+        self.removed = []
         for ad in ads:
             jid = job_id(ad)
+            status = ad.get("JobStatus")
             if jid is None:
                 continue
+            if status == REMOVED:  # (gone from the queue for the policies)
+                self.removed.append(ad)
+                continue
             queued.add(jid)
-            status = ad.get("JobStatus")
             starts = ad.get("NumJobStarts")
             prior_n = int(starts) if isinstance(starts, int) else 0
+            if status in (IDLE, HELD):
+                self.lost.stopped(jid, unix_time(ad.get("EnteredCurrentStatus")) or now)
             if status == HELD:
                 held_now[jid] = prior_n
             elif status == IDLE:
@@ -160,6 +175,7 @@ class QueueTracker:
                 if self.running.get(jid) != started:
                     self.running[jid] = started
                     self.ended.discard(jid)
+                    self.lost.started(jid, started, machine)
                     events.append(AttemptStarted(started, jid, machine))
         seen = self.polled or now  # (a cursor of an earlier version has no poll time)
         waited = self.idle | self.held
@@ -176,6 +192,13 @@ class QueueTracker:
         for jid in gone:
             del self.running[jid]
             self.ended.discard(jid)
+        for jid in [j for j in self.lost.running if j not in queued]:
+            self.lost.gone(jid)
+        for jid, machine, started, ended in self.lost.due(now):
+            outcome = AttemptOutcome.EVICTED_REBOOT
+            events.append(
+                AttemptEnded(ended, jid, machine, outcome, started, (watts or {}).get(machine, 0))
+            )
         self.counts = by_class
         return events, by_class
 
@@ -187,8 +210,13 @@ class QueueTracker:
             self.ended.add(jid)
         return latest == started
 
+    def end_reported(self, jid: str, started: float) -> bool:
+        """Whether the end an epoch ad reports was reported already, as lost."""
+        return self.lost.ended(jid, started)
+
     def state(self) -> dict[str, Any]:
         return {
+            "lost": self.lost.state(),
             "idle": self.idle,
             "held": self.held,
             "polled": self.polled,
@@ -209,3 +237,5 @@ class QueueTracker:
         self.running = {k: float(v) for k, v in state.get("running", {}).items()}
         self.ended = set(state.get("ended", []))
         self.longest = {k: float(v) for k, v in state.get("longest", {}).items()}
+        self.lost = LostAttempts()
+        self.lost.load(state.get("lost", {}))

@@ -4,7 +4,8 @@ removed them (docs/live-daemon.md, "A removal is reported as in a replay").
 A job seen idle or held and gone at a later poll was removed, or started and ended in between.
 The schedd writes a job's history record once the job leaves the queue, which may be a poll
 later than the queue stops showing it, so each job is asked about at every poll until its
-record appears or ``PENDING_S`` has passed.
+record appears or ``PENDING_S`` has passed. A job removed but kept in the queue
+(``LeaveJobInQueue``) has no record until it leaves: the queue's own ad says so (job_queue.py).
 """
 
 from __future__ import annotations
@@ -27,14 +28,25 @@ Left = dict[str, tuple[int, float]]
 of the last poll that saw it."""
 
 
+WRITTEN_AT_ONCE = (
+    'JobStatus == 4 && (LeaveJobInQueue =?= undefined || unparse(LeaveJobInQueue) == "false")'
+)
+"""A record written as its job completed. Records are appended as jobs leave the queue, but
+carry no write time: a job kept there (``LeaveJobInQueue`` an expression, as for spooled jobs,
+or true) is written when it leaves, days later, with its old status time; so is a kept removed
+job that ``condor_rm -forcex`` lets go, whose flag is then false. A completed job whose flag is
+a plain false (condor_submit's default) left at once (docs/live-daemon.md)."""
+
+
 def removal_query(left: Left) -> tuple[str, str]:
     """The history constraint (the jobs' clusters) and the ``since`` expression that ends the
-    read (records are read newest first) for the jobs of ``left``."""
+    read (records are read newest first) for the jobs of ``left``: the first record written at
+    once, and before the oldest of them was last seen."""
     clusters = ", ".join(sorted({jid.split(".", 1)[0] for jid in left}, key=int))
     oldest = min(after for _, after in left.values())
     return (
         f"member(ClusterId, {{{clusters}}})",
-        f"EnteredCurrentStatus < {int(oldest - HISTORY_SLACK_S)}",
+        f"{WRITTEN_AT_ONCE} && CompletionDate < {int(oldest - HISTORY_SLACK_S)}",
     )
 
 

@@ -64,14 +64,16 @@ class ScheddReader:
         """``JobRemoved`` of the idle or held jobs that left the queue, once their history records
         appear. Best effort, with its own backoff: a history that does not answer costs
         removals only (the policies forget a wait after a day), never the poll."""
-        if not self.queue.left:
-            return []
-        constraint, since = removal_query(self.queue.left)
-        projection = list(REMOVAL_PROJECTION)
-        ads = self.history_backoff.call(
-            lambda: self.connect().history(constraint, projection, since=since), now
-        )
-        events, self.queue.left = settle(ads or [], self.queue.left, now)
+        events, left = settle(self.queue.removed, self.queue.left, now)
+        if left:
+            constraint, since = removal_query(left)
+            projection = list(REMOVAL_PROJECTION)
+            ads = self.history_backoff.call(
+                lambda: self.connect().history(constraint, projection, since=since), now
+            )
+            from_history, left = settle(ads or [], left, now)
+            events += from_history
+        self.queue.left = left
         return events
 
     def state(self) -> dict[str, Any]:

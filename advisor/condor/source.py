@@ -184,6 +184,8 @@ class CondorPoolSource:
                     if schedd.queue.attempt_ended(event.job_id, event.time):
                         continue
                 elif isinstance(event, AttemptEnded):
+                    if schedd.queue.end_reported(event.job_id, event.started):
+                        continue
                     schedd.queue.record_attempt(event.job_id, event.time - event.started)
                 events.append(event)
         if not answered:
@@ -191,7 +193,7 @@ class CondorPoolSource:
         jobs = schedd.jobs(now)
         if jobs is None:
             return events, None
-        queue_events, counts = schedd.queue.update(jobs, now)
+        queue_events, counts = schedd.queue.update(jobs, now, watts)
         return events + queue_events + schedd.removals(now), counts
 
     def left(self) -> dict[str, Any]:

@@ -12,12 +12,20 @@ from plugins.contract.events import JobRemoved
 NOW = 1_700_000_000.0
 
 
-def ad(job: str, status: int, starts: int, entered: float | None = None) -> classad2.ClassAd:
+def ad(
+    job: str, status: int, starts: int, entered: float | None = None, leave: str = "false"
+) -> classad2.ClassAd:
+    """A job's ad as the schedd keeps it; a completed job's ``CompletionDate`` is its status
+    time, and ``LeaveJobInQueue`` is condor_submit's default unless given."""
     cluster, proc = job.split(".")
     text = (
         f"ClusterId = {cluster}\nProcId = {proc}\nJobStatus = {status}\nNumJobStarts = {starts}\n"
+        f"LeaveJobInQueue = {leave}\n"
     )
-    return classad2.parseOne(text + (f"EnteredCurrentStatus = {entered:.0f}\n" if entered else ""))
+    if entered:
+        text += f"EnteredCurrentStatus = {entered:.0f}\n"
+        text += f"CompletionDate = {entered:.0f}\n" if status == 4 else ""
+    return classad2.parseOne(text)
 
 
 def test_only_a_job_removed_without_starting_again_is_reported() -> None:
@@ -39,8 +47,8 @@ def test_only_a_job_removed_without_starting_again_is_reported() -> None:
     events, pending = settle(found, queue.left, NOW + 60)
     assert events == [JobRemoved(NOW + 30, "7.0")]
     assert pending == {"7.3": (0, NOW)}  # no record yet (held, or not written): asked again
-    assert classad2.ExprTree(since).eval(ad("7.0", 3, 0, NOW - 3600)) is True  # the read stops
-    assert classad2.ExprTree(since).eval(history[0]) is False
+    assert classad2.ExprTree(since).eval(ad("6.0", 4, 1, NOW - 3600)) is True  # the read stops
+    assert classad2.ExprTree(since).eval(history[2]) is False
     later, pending = settle([ad("7.3", 3, 0, NOW + 90)], pending, NOW + 120)
     assert later == [JobRemoved(NOW + 90, "7.3")] and pending == {}
     assert settle([], {"7.3": (0, NOW)}, NOW + PENDING_S)[1] == {}  # then forgotten
@@ -75,12 +83,40 @@ def test_a_job_held_for_hours_and_then_removed_is_reported_at_its_removal() -> N
     assert events == [JobRemoved(NOW + 4 * 3600 + 30, "7.0")] and pending == {}
 
 
-def test_the_queue_query_asks_for_held_jobs() -> None:
+def test_the_queue_query_asks_for_held_and_removed_jobs() -> None:
     constraint = classad2.ExprTree(QUEUE_CONSTRAINT)
     assert [constraint.eval(ad("7.0", s, 0)) for s in (1, 2, 3, 4, 5)] == [
         True,
         True,
-        False,
+        True,
         False,
         True,
     ]
+
+
+def test_only_a_record_written_as_its_job_ended_stops_the_read() -> None:
+    """A job kept in the queue after it ended is written when it leaves, with its old dates:
+    its record must not end the read before the removals written earlier (the real pool's
+    test_a_job_kept_in_the_queue_hides_no_removal)."""
+    _, since = removal_query({"7.0": (0, NOW)})
+    stops = classad2.ExprTree(since)
+    old = NOW - 3600
+    spooled = "JobStatus == 4 && (CompletionDate =?= undefined || time() - CompletionDate < 864000)"
+    assert stops.eval(ad("6.0", 4, 1, old)) is True
+    assert stops.eval(ad("6.0", 4, 1, old, leave=spooled)) is False
+    assert stops.eval(ad("6.0", 4, 1, old, leave="true")) is False
+    assert stops.eval(ad("6.0", 3, 0, old)) is False  # (a kept removal let go: flag now false)
+    assert stops.eval(ad("6.0", 4, 1, NOW - 60)) is False  # (written after it was last seen)
+    unflagged = classad2.parseOne(
+        f"ClusterId = 6\nProcId = 0\nJobStatus = 4\nCompletionDate = {old:.0f}"
+    )
+    assert stops.eval(unflagged) is True
+
+
+def test_a_removed_job_kept_in_the_queue_is_reported_from_the_queue() -> None:
+    queue = QueueTracker()
+    queue.update([ad("7.0", 1, 0)], NOW)
+    queue.update([ad("7.0", 3, 0, NOW + 30, leave="true")], NOW + 60)
+    assert queue.left == {"7.0": (0, NOW)}  # gone for the policies, with no record yet
+    events, pending = settle(queue.removed, queue.left, NOW + 60)
+    assert events == [JobRemoved(NOW + 30, "7.0")] and pending == {}

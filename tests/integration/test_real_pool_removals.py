@@ -136,6 +136,54 @@ def test_a_job_held_while_it_waits_stays_known_until_its_removal(idle_pool: Chro
     wait_for(lambda: idle() and removals(events) == {("JobRemoved", job, None)}, 30, "removal")
 
 
+def cluster_of(submitted: str) -> str:
+    return submitted.split("submitted to cluster ")[1].split(".")[0]
+
+
+def test_a_job_kept_in_the_queue_hides_no_removal(idle_pool: ChrootPool) -> None:
+    """A job kept in the queue after it ends (``LeaveJobInQueue``: a spooled job's output waits
+    there for days) has its history record written when it leaves at last, with its old status
+    time. The removals' history read stopped at the first record older than the jobs asked
+    about, so such a record hid the removals written before it. A job removed but kept in the
+    queue has no record yet: its removal is read from the queue."""
+    events: list[Event] = []
+    poll = polling(events)
+    job = "executable = /bin/true\nshould_transfer_files = NO\nrequest_memory = 64\n"
+    done = cluster_of(
+        idle_pool.submit(f"{job}leave_in_queue = JobStatus == 4 && MY.Keep =!= false\nqueue 1\n")
+    )
+    kept = cluster_of(
+        idle_pool.submit(f"{SLEEP}requirements = false\nleave_in_queue = true\nqueue 1\n")
+    )
+    waited = cluster_of(idle_pool.submit(f"{SLEEP}requirements = false\nqueue 1\n"))
+
+    def clusters(kind: type[JobQueued] | type[AttemptEnded] | type[JobRemoved]) -> set[str]:
+        return {local(e.job_id).split(".")[0] for e in poll() if isinstance(e, kind)}
+
+    def removals_seen() -> str:
+        return f"removals of clusters {clusters(JobRemoved)}; kept {kept}, waited {waited}"
+
+    why = partial(pool_state, idle_pool)
+    wait_for(lambda: {kept, waited} <= clusters(JobQueued), 60, "two jobs idle", explain=why)
+    wait_for(lambda: done in clusters(AttemptEnded), 60, "a job completed", explain=why)
+    old = str(int(time.time()) - 3600)  # as if it had completed an hour ago
+    for attr in ("EnteredCurrentStatus", "CompletionDate"):
+        idle_pool.run("condor_qedit", f"{done}.0", attr, old, user="tester")
+    idle_pool.run("condor_rm", f"{kept}.0", f"{waited}.0", user="tester")
+    idle_pool.run("condor_qedit", f"{done}.0", "Keep", "false", user="tester")
+
+    def left_queue() -> bool:  # (not polled meanwhile: its record must follow the removal's)
+        out = idle_pool.run("condor_history", "-af", "ClusterId", "-limit", "20", user="tester")
+        return done in out.split()
+
+    wait_for(left_queue, 60, "the kept job's record written", explain=why)
+    try:
+        removed = partial(clusters, JobRemoved)
+        wait_for(lambda: {kept, waited} <= removed(), 30, "both removals", explain=removals_seen)
+    finally:  # (condor_rm -all leaves it in the queue for the next test)
+        idle_pool.run("condor_rm", "-forcex", f"{kept}.0", user="tester")
+
+
 @pytest.mark.parametrize("with_log", [False, True], ids=["schedd", "schedd and event log"])
 def test_each_submission_start_and_end_is_reported_once(
     idle_pool: ChrootPool, with_log: bool

@@ -58,6 +58,8 @@ def startd_config(names: Sequence[str], hook_url: str, cron_period: int) -> str:
         "NEGOTIATOR_INTERVAL = 2",
         "NEGOTIATOR_CYCLE_DELAY = 2",
         "SCHEDD_INTERVAL = 2",
+        # How soon a job kept in the queue (LeaveJobInQueue) leaves once it may (default 60 s).
+        "PERIODIC_EXPR_INTERVAL = 5",
         "NUM_CPUS = 1",
         "MEMORY = 1024",
         "SLOT_TYPE_1 = 100%",

@@ -10,7 +10,7 @@ import pytest
 from tracekit import MONDAY, H, inventory, trace
 
 from advisor.lab.model_store import read_meta, save_models
-from plugins.contract.events import AttemptEnded, AttemptOutcome
+from plugins.contract.events import AttemptEnded, AttemptOutcome, JobRemoved
 from plugins.contract.policy import MachineView, OptionError, PolicyContext, PoolView
 from plugins.idle.ensembles import combine, pick_model
 from plugins.idle.features import BEST_FEATURES, features_now
@@ -90,6 +90,18 @@ def test_job_run_before_needs_predicted_idle_above_its_longest_attempt() -> None
     assert "7.0" not in policy.advise(_view("pc0"), NOW).jobs  # published once, it persists
     policy.observe(AttemptEnded(NOW, "7.0", "pc0", AttemptOutcome.COMPLETED, NOW - H))
     assert "7.0" not in policy.longest
+
+
+def test_a_job_evicted_then_removed_while_it_waits_is_forgotten() -> None:
+    """Before, only an attempt's end cleared it: every such job stayed in the snapshot for
+    good, and each restart advised it again."""
+    policy = _policy()
+    policy.observe(AttemptEnded(NOW, "7.0", "pc1", AttemptOutcome.EVICTED_OWNER, NOW - 2 * H))
+    policy.observe(JobRemoved(NOW + 60, "7.0"))
+    assert "7.0" not in policy.longest and "7.0" not in policy.advise(_view("pc0"), NOW).jobs
+    restarted = _policy()
+    restarted.load_state(policy.state_dict())
+    assert not restarted.advise(_view("pc0"), NOW).jobs
 
 
 def test_no_model_yet_means_neutral_advice_and_deferred_job_advice() -> None:

@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
+from advisor.condor.factory import build_condor_pool
 from advisor.condor.journal import Journal
+from advisor.condor.source import CondorPoolSource
+from advisor.daemon.config import check_config
 from advisor.daemon.host import PolicyHost
 from advisor.daemon.metrics import DaemonMetrics
-from advisor.lab.relearn import refit_at_start, relearn, trained_until
+from advisor.daemon.runtime import Daemon
+from advisor.lab.relearn import missed_retraining, refit_at_start, relearn, trained_until
 from advisor.lab.relearn_bench import Unpolled
 from plugins.contract.events import (
     Event,
@@ -95,6 +101,63 @@ def test_a_snapshot_that_names_no_place_in_a_journal_says_what_is_lost(
     assert list(policy.histories["pc1"].logins) == []
 
 
+def test_a_stop_without_a_last_snapshot_teaches_no_owner_session_twice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A login journalled after the last snapshot, then a kill: the source resumed from that
+    snapshot reports the login again. Both copies stayed in the journal, and every later
+    restart relearned two logins and one logout, a machine taken by its owner for good."""
+    source, _ = build_condor_pool({"collector": "127.0.0.1:1", "state_dir": str(tmp_path)})
+    assert isinstance(source, CondorPoolSource) and source.journal is not None
+    source.journal.append([OwnerSessionStarted(100.0, "pc1"), OwnerSessionEnded(200.0, "pc1")], 200)
+    snapshot = {"cursor": source.cursor()}
+    source.journal.append([OwnerSessionStarted(300.0, "pc1")], 300.0)  # then killed
+    resumed, _ = build_condor_pool({"collector": "127.0.0.1:1", "state_dir": str(tmp_path)})
+    assert isinstance(resumed, CondorPoolSource) and resumed.journal is not None
+    resumed.restore(snapshot["cursor"])
+    assert "cut off the" in caplog.text
+    again: list[Event] = [OwnerSessionStarted(300.0, "pc1"), OwnerSessionEnded(400.0, "pc1")]
+    resumed.journal.append(again, 400.0)  # what the resumed source reports
+    policy = idle_policy()
+    relearn(host_of(policy), {"cursor": resumed.cursor()}, tmp_path)  # the next restart
+    history = policy.histories["pc1"]
+    assert history.owners == 0 and list(history.logouts) == [200.0, 400.0]
+
+
+def test_a_reload_that_changes_an_idle_policys_options_waits_for_a_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rebuilt by SIGHUP, the policy kept its snapshot's state but not the owner history a
+    snapshot leaves out, nor its models: neutral advice until a restart relearned both."""
+    section = {"name": "idle-min", "options": SMALL}
+    config = check_config(
+        {
+            "pool": {"kind": "condor", "collector": "cm:9618"},
+            "policy": section,
+            "state": {"directory": str(tmp_path)},
+        }
+    )
+    policy = IdleMinPolicy(PolicyContext(machines=dict(MACHINES), seed=3), SMALL)
+    daemon = Daemon(config, policy, Unpolled(), [], lambda: START)
+    for event in owner_days(3):
+        policy.observe(event)
+    sessions = len(policy.histories["pc1"].logouts)
+    changed = tmp_path / "advisor.yaml"
+    section = {"name": "idle-min", "options": {**SMALL, "trees": 4}}
+    changed.write_text(yaml.safe_dump({**config_document(tmp_path), "policy": section}))
+    with caplog.at_level(logging.WARNING):
+        assert daemon.reload(changed, {}, None)
+    assert daemon.host.policy is policy and len(policy.histories["pc1"].logouts) == sessions > 0
+    assert "a change of policy.options needs a restart" in caplog.text
+
+
+def config_document(directory: Path) -> dict[str, Any]:
+    return {
+        "pool": {"kind": "condor", "collector": "cm:9618"},
+        "state": {"directory": str(directory)},
+    }
+
+
 def test_a_journal_lost_or_damaged_is_said_and_the_daemon_goes_on(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -151,6 +214,24 @@ def test_refit_only_when_the_models_at_start_are_older_than_those_lost() -> None
     assert refit_at_start(policy, START + DAY)  # the store's models are a day older
     assert not refit_at_start(policy, START)  # the store's are the ones it had
     assert not refit_at_start(policy, START - DAY)
+
+
+def test_a_retraining_due_while_the_daemon_was_down_is_made_up_at_start() -> None:
+    """The schedule alone waits for its next time: a restart at 00:05 on the 1st, or a stop
+    while the monthly retraining ran, left last month's models (or none) for another month."""
+    policy = idle_policy()
+    monthly = "0 0 1 * *"
+    march = datetime(2026, 3, 1, tzinfo=UTC).timestamp()
+    february = datetime(2026, 2, 1, tzinfo=UTC).timestamp()
+    assert missed_retraining(policy, monthly, february, None, march + 300) == march
+    assert missed_retraining(policy, monthly, march, None, march + 300) is None  # it ran
+    assert missed_retraining(policy, monthly, february, None, march - 300) is None  # not yet
+    # never trained: a retraining due after its last snapshot, while it was down
+    assert missed_retraining(policy, monthly, None, march - 600, march + 300) == march
+    assert missed_retraining(policy, monthly, None, march + 60, march + 300) is None
+    assert missed_retraining(policy, monthly, None, None, march + 300) is None  # a first start
+    policy.install({"pool": object()}, trained_until=march + 10)  # type: ignore[dict-item]
+    assert missed_retraining(policy, monthly, february, None, march + 300) is None  # a store's
 
 
 def test_the_relearning_bench_feeds_every_owner_event_of_the_campus(

@@ -161,6 +161,7 @@ def test_a_snapshot_that_does_not_restore_is_set_aside_for_the_previous_one(
     first = _daemon(tmp_path)
     _learned(first, {"a": 2}, position=5)
     good = first.snapshot(100.0)
+    assert good is not None
     bad = _bad_shape(first, 200.0)
     again = _daemon(tmp_path)
     with caplog.at_level(logging.INFO):
@@ -170,7 +171,7 @@ def test_a_snapshot_that_does_not_restore_is_set_aside_for_the_previous_one(
     assert "cannot be restored (KeyError: 'agent')" in caplog.text
     assert f"resumed from {good.name}" in caplog.text
     assert not bad.exists() and (tmp_path / "unusable" / bad.name).exists()
-    assert again.snapshot(300.0).name == "snapshot-00000002.json"
+    assert again.snapshot(300.0) == tmp_path / "snapshot-00000002.json"
 
 
 def test_when_no_snapshot_is_usable_the_start_is_fresh_and_they_are_kept(
@@ -180,6 +181,7 @@ def test_when_no_snapshot_is_usable_the_start_is_fresh_and_they_are_kept(
     _learned(first, {"a": 2}, position=5)
     bad = [_bad_shape(first, 100.0), _bad_shape(first, 200.0)]
     corrupt = first.snapshot(300.0)
+    assert corrupt is not None
     corrupt.write_text(corrupt.read_text().replace('"a":2', '"a":3'))
     again = _daemon(tmp_path)
     with caplog.at_level(logging.INFO):

@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from advisor.daemon.fields import ConfigError
     from advisor.daemon.logs import setup_daemon_logging
     from advisor.daemon.signals import Control
+    from advisor.daemon.state_access import state_directory_held
     from advisor.lab.config_inputs import check_inputs
 
     config = resolve(args)
@@ -140,9 +141,10 @@ def run(args: argparse.Namespace) -> int:
     control = Control()
     control.install()
     try:
-        if config.simulated:
-            return _run_twin(config, control, args)
-        return _run_live(config, control, args)
+        with state_directory_held(Path(config.state["directory"])):
+            if config.simulated:
+                return _run_twin(config, control, args)
+            return _run_live(config, control, args)
     except OSError as exc:  # the endpoint's bind: one located line, not a traceback
         key = "--listen" if args.listen else "publish.listen"
         error = listen_error(config.publish["listen"], exc, key)
@@ -181,11 +183,12 @@ def live_pool_settings(config: DaemonConfig, policy_label: str) -> dict[str, Any
 
 def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) -> int:
     from advisor.condor.factory import collector_address
+    from advisor.daemon.logs import iso
     from advisor.daemon.pools import POOL_KINDS
     from advisor.daemon.runtime import Daemon, make_policy
     from advisor.daemon.schedule import run_live
     from advisor.lab.model_store import warm_start
-    from advisor.lab.relearn import refit_at_start, relearn, trained_until
+    from advisor.lab.relearn import missed_retraining, refit_at_start, relearn, trained_until
 
     kind = POOL_KINDS[config.pool["kind"]]
     assert kind.build is not None, "every live pool kind has a factory"
@@ -199,7 +202,7 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
     relearn(daemon.host, resumed, None if journal is None else Path(journal))
     had = trained_until(policy)
     warm_start(policy, config.learning["idle_models"])
-    refit = refit_at_start(policy, had)
+    fit_until = had if refit_at_start(policy, had) else None
     if args.once:
         advice = daemon.host.cycle(time.time())
         daemon.snapshot(time.time())
@@ -218,5 +221,12 @@ def _run_live(config: DaemonConfig, control: Control, args: argparse.Namespace) 
         if args.config is not None:
             daemon.reload(args.config, overrides(args), None)
 
-    run_live(daemon, control, reload, refit_until=had if refit else None)
+    saved_at = daemon.metrics.last_snapshot if resumed is not None else None
+    crontab = config.learning["retrain"]
+    missed = missed_retraining(policy, crontab, had, saved_at, time.time())
+    if missed is not None:
+        log.warning("the retraining due at %s did not run: retraining now", iso(missed))
+        fit_until = time.time()
+
+    run_live(daemon, control, reload, refit_until=fit_until)
     return 0

@@ -97,6 +97,7 @@ class EventLogAttempts:
         if outcome is None or jid not in self.running:
             return []
         started, machine = self.running.pop(jid)
+        t = max(t, started)  # (the hour a clock goes back repeats: the bindings read it once)
         if kind == "JOB_EVICTED":
             self.evicted[jid] = (t, started, machine)
             return []

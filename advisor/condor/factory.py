@@ -180,7 +180,6 @@ def build_condor_pool(config: Mapping[str, Any]) -> tuple[PoolSource, list[Advic
                 collector=RemoteCollector(calls, address, token),
                 slots=lambda: source.slot_names,
                 policy=str(config.get("policy", "unknown")),
-                lifetime_s=float(config.get("advice_lifetime_s", 3600.0)),
             )
         )
     if config.get("edit_jobs"):

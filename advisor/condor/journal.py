@@ -12,6 +12,7 @@ month's slack makes the rewrite monthly rather than daily.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -29,6 +30,8 @@ from plugins.contract.policy import MachineInfo
 JOURNAL_DIR = "condor-journal"
 KINDS = {kind.__name__: kind for kind in ALL_EVENT_KINDS}
 TRIM_SLACK_S = 30 * DAY
+REPEAT_S = 3600.0
+"""How often a journal the disk has no room for is said again while it lasts."""
 _TRIMMED = re.compile(r"events-from-(\d+)\.jsonl")
 _TIME = re.compile(rb'"time": (-?[0-9.eE+-]+)')
 log = logging.getLogger("htcondor_advisor.condor")
@@ -66,21 +69,69 @@ class Journal:
         _cut_torn_line(self.path)
         self.oldest = _first_time(self.path)
         self._lock = threading.Lock()  # the snapshot job asks size() while the source appends
+        self._unsaved: Mapping[str, MachineInfo] | None = None
+        """The machines a full disk kept from ``machines.json`` (written at the next append)."""
+        self._failing: tuple[str, float] | None = None  # why appends fail, when last said
+        self._lost = 0  # polls not journalled since the last append that was
 
     def append(self, events: Iterable[Event], now: float) -> None:
         """Write ``events``, then cut off what is past keeping at ``now`` (the daemon's clock:
-        a host whose clock is years ahead must not empty the journal)."""
+        a host whose clock is years ahead must not empty the journal). Never raises on a full
+        disk: the journal serves ``trace export`` and relearning, the poll's events must still
+        reach the policy; they are left out whole, with a warning."""
         events = list(events)
         lines = [json.dumps({"kind": type(e).__name__, **_fields(e)}) + "\n" for e in events]
-        if not lines:
-            return
         with self._lock:
-            with _private(self.path, os.O_APPEND) as out:
-                out.writelines(lines)
+            if self._unsaved is not None:
+                self.save_machines(self._unsaved)
+            if not lines:
+                return
+            try:  # on a full disk: no torn line amid the journal, and the poll goes on
+                if self._lost:  # (in case the disk refused the cut back too)
+                    _cut_torn_line(self.path)
+                _append(self.path, "".join(lines).encode())
+            except OSError as exc:
+                self._not_journalled(f"{exc.strerror or exc} ({self.path})", now)
+                return
+            if self._lost:
+                log.info("journal: written again; %d poll(s) were not journalled", self._lost)
+                self._failing, self._lost = None, 0
             if self.oldest is None:
                 self.oldest = min(e.time for e in events)
             if self.keep_s is not None and now - self.oldest > self.keep_s + TRIM_SLACK_S:
-                self._trim(now - self.keep_s)
+                try:
+                    self._trim(now - self.keep_s)
+                except OSError as exc:  # the journal stays whole; cut at a later append
+                    log.warning("journal: old events not cut off: %s", exc.strerror or exc)
+
+    def _not_journalled(self, why: str, now: float) -> None:
+        """Said when it begins, when the reason changes and hourly, not at every poll."""
+        self._lost += 1
+        said = self._failing
+        if said is None or said[0] != why or now - said[1] >= REPEAT_S:
+            self._failing = (why, now)
+            log.warning(
+                "journal: events of this poll are not journalled: %s; the policy still sees them",
+                why,
+            )
+
+    def cut_back(self, size: int) -> None:
+        """Drop what was written past ``size``, where a snapshot the source resumes from stood:
+        a stop without a last snapshot (a crash, a kill) left events the resumed source reports
+        again, and a later restart relearned both copies (two logins and one logout: a machine
+        taken for good). A journal shorter than that, or already cut past it, is left alone."""
+        with self._lock:
+            end = size - self.base
+            length = self.path.stat().st_size if self.path.exists() else 0
+            if not 0 <= end < length:
+                return
+            os.truncate(self.path, end)
+            self.oldest = _first_time(self.path)
+        log.warning(
+            "journal: cut off the %d bytes written after the snapshot resumed from: the pool "
+            "reports those events again",
+            length - end,
+        )
 
     def size(self) -> int:
         """Bytes of events written so far, those cut off included: where a snapshot taken now
@@ -99,11 +150,15 @@ class Journal:
                 cut += len(line)
             base = self.base + cut
             kept = self.dir / f"events-from-{base}.jsonl"
-            with _private(kept.with_suffix(".tmp"), os.O_TRUNC) as new:
-                old.seek(cut)
-                shutil.copyfileobj(old, new.buffer)
-                new.flush()
-                os.fsync(new.fileno())
+            try:
+                with _private(kept.with_suffix(".tmp"), os.O_TRUNC) as new:
+                    old.seek(cut)
+                    shutil.copyfileobj(old, new.buffer)
+                    new.flush()
+                    os.fsync(new.fileno())
+            except OSError:
+                kept.with_suffix(".tmp").unlink(missing_ok=True)
+                raise
         os.replace(kept.with_suffix(".tmp"), kept)
         self.path.unlink()
         days = (self.keep_s or 0.0) / DAY
@@ -111,12 +166,23 @@ class Journal:
         self.path, self.base, self.oldest = kept, base, _first_time(kept)
 
     def save_machines(self, machines: Mapping[str, MachineInfo]) -> None:
+        """Write the inventory; on a full disk, say so and write it again at the next append
+        (the source saves it only when a machine is new, and the poll must go on)."""
         path = self.dir / "machines.json"
         tmp = path.with_suffix(".tmp")
         data = {name: dataclasses.asdict(info) for name, info in sorted(machines.items())}
-        with _private(tmp, os.O_TRUNC) as out:
-            out.write(json.dumps(data, indent=1))
-        os.replace(tmp, path)
+        try:
+            with _private(tmp, os.O_TRUNC) as out:
+                out.write(json.dumps(data, indent=1))
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            if self._unsaved is None:
+                why = f"{exc.strerror or exc} ({path})"
+                log.warning("journal: machines not saved: %s; tried again at the next poll", why)
+            self._unsaved = machines
+            return
+        self._unsaved = None
 
 
 def _private(path: Path, mode: int) -> TextIO:
@@ -124,6 +190,33 @@ def _private(path: Path, mode: int) -> TextIO:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | mode, 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def _append(path: Path, data: bytes) -> None:
+    """``data`` at the end of ``path`` whole, or OSError and ``path`` as it was: a write the
+    disk cut short would leave a torn line that the next append is joined to."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        end = os.fstat(fd).st_size
+        try:
+            write_all(fd, data)
+        except OSError:
+            os.ftruncate(fd, end)
+            raise
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of ``data`` or OSError: on a disk that fills, ``os.write`` writes what fits and says
+    how much, and only the write after it fails (ENOSPC); a short write unchecked is a torn file."""
+    rest = memoryview(data)
+    while rest:
+        written = os.write(fd, rest)
+        if written == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        rest = rest[written:]
 
 
 def _first_time(path: Path) -> float | None:

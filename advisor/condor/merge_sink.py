@@ -30,7 +30,6 @@ class MergeStartdSink:
     collector: Any
     slots: SlotNames
     policy: str = "unknown"
-    lifetime_s: float = 3600.0
     name: str = "collector-merge"
 
     def publish(self, advice: Advice, now: float) -> None:
@@ -39,7 +38,8 @@ class MergeStartdSink:
         by_machine = self.slots()
         ads = []
         for machine, adv in advice.machines.items():
-            expires = adv.expires if adv.expires is not None else now + self.lifetime_s
+            # neutral advice withdraws: expired at once (a merge cannot remove attributes)
+            expires = adv.expires if adv.expires is not None else now
             attrs = advice_attributes(adv, now, expires, self.policy)
             assert all(k.startswith(ADVISOR_PREFIX) for k in attrs)
             for slot in by_machine.get(machine, []):

@@ -217,3 +217,6 @@ class CondorPoolSource:
             schedd.load(schedds.get(schedd.name, {}))
         if self.event_log is not None and cursor.get("event_log"):
             self.event_log.load(cursor["event_log"])
+        written = cursor.get("journal_bytes")
+        if self.journal is not None and isinstance(written, int):
+            self.journal.cut_back(written)

@@ -3,10 +3,17 @@
 The board is the HTTP endpoint's sink: each round replaces the advice of the machines it names;
 the others keep theirs until it expires. Expired advice is never served, so a stalled daemon
 leaves the pool as if the advisor did not exist.
+
+Advice withdrawn before it expires (the policy's advice for a machine ended, or the control
+group's guard made all advice neutral) is served as a withdrawal: the same attributes, neutral,
+with ``AdvisorExpires`` at the withdrawal, until the advice withdrawn would have expired. A
+hook that prints nothing leaves the startd's last attributes in force until their own
+``AdvisorExpires``, up to ``publish.advice_lifetime`` later (docs/control-group.md, "The guard").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -20,11 +27,23 @@ class Posted:
     advice: MachineAdvice
     updated: float
     policy: str
+    withdraws_until: float | None = None
+    """A withdrawal's: when the advice it withdraws would have expired in the startd."""
 
     @property
     def expires(self) -> float:
         assert self.advice.expires is not None, "advice is stamped before it is published"
         return self.advice.expires
+
+    def served(self, now: float) -> bool:
+        return (self.expires if self.withdraws_until is None else self.withdraws_until) > now
+
+    def withdrawn(self, now: float) -> Posted:
+        """The withdrawal of this advice at ``now`` (a withdrawal stays as it is)."""
+        if self.withdraws_until is not None:
+            return self
+        neutral = dataclasses.replace(NEUTRAL_MACHINE_ADVICE, expires=now)
+        return Posted(neutral, now, self.policy, self.expires)
 
 
 def hook_lines(posted: Posted | None) -> str:
@@ -66,20 +85,22 @@ class AdviceBoard:
     def publish(self, advice: Advice, now: float) -> None:
         with self._lock:
             for machine, adv in advice.machines.items():
-                if adv == NEUTRAL_MACHINE_ADVICE or adv.expires is None:
-                    self._posted.pop(machine, None)
-                else:
+                if adv != NEUTRAL_MACHINE_ADVICE and adv.expires is not None:
                     self._posted[machine] = Posted(adv, now, self.policy_label)
+                    continue
+                old = self._posted.pop(machine, None)
+                if old is not None and old.served(now):
+                    self._posted[machine] = old.withdrawn(now)
 
     def get(self, machine: str, now: float) -> Posted | None:
+        """What the hook of ``machine`` is served: its advice, or a withdrawal of it."""
         with self._lock:
             posted = self._posted.get(machine)
-        return posted if posted is not None and posted.expires > now else None
+        return posted if posted is not None and posted.served(now) else None
 
     def live(self, now: float) -> dict[str, Posted]:
-        """Unexpired advice; expired entries are dropped on the way."""
+        """Unexpired advice (withdrawals left out); entries past serving are dropped."""
         with self._lock:
-            expired = [m for m, p in self._posted.items() if p.expires <= now]
-            for machine in expired:
+            for machine in [m for m, p in self._posted.items() if not p.served(now)]:
                 del self._posted[machine]
-            return dict(self._posted)
+            return {m: p for m, p in self._posted.items() if p.withdraws_until is None}

@@ -24,6 +24,7 @@ from advisor.daemon.http_endpoint import Endpoint
 from advisor.daemon.http_server import AdviceServer
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
+from advisor.daemon.restart_keys import restart_keys
 from advisor.daemon.state_store import UNUSABLE, StateStore
 from advisor.ports import AdviceSink, LabelledSink, PoolSource
 from plugins.contract.policy import MachineInfo, Oracle, Policy, PolicyContext
@@ -45,28 +46,6 @@ def make_policy(
         check_pool_fit(cls.NAME, config.pool["kind"])  # as check-config refuses it
         context.oracle = oracle
     return cls(context, with_agent(cls.NAME, config.policy["options"]))  # agent file read here
-
-
-AT_START = {
-    "pool": None,  # every key: the source is built once
-    "state": ("directory", "keep"),
-    "control": None,  # the split and its books (a new percent starts them anew)
-    "learning": ("idle_models",),
-    "publish": ("listen",),
-    "metrics": ("enabled",),  # the endpoint serves /metrics or not from its start
-}
-"""What the daemon reads only when it starts (SIGHUP applies the rest)."""
-
-
-def restart_keys(old: DaemonConfig, new: DaemonConfig) -> list[str]:
-    """The keys a reload changed that take effect only at the next start."""
-    changed = []
-    for section, keys in AT_START.items():
-        before, after = getattr(old, section), getattr(new, section)
-        for key in keys or sorted(set(before) | set(after)):
-            if before.get(key) != after.get(key):
-                changed.append(f"{section}.{key}")
-    return changed
 
 
 class Daemon:
@@ -176,13 +155,13 @@ class Daemon:
             ) from None
         return 1
 
-    def snapshot(self, now: float) -> Path:
+    def snapshot(self, now: float) -> Path | None:
         state = self.host.snapshot()
         state["advice"] = {m: as_json(p) for m, p in self.board.live(now).items()}
         state["policy"]["options"] = self.config.policy["options"]  # explain rebuilds the policy
-        path = self.store.save(state, now)
-        self.metrics.last_snapshot = now
-        log.debug("snapshot %s at %s", path.name, iso(now))
+        path = self.store.save_or_say(state, now)  # None: not written (logged), serving goes on
+        if path is not None:
+            self.metrics.last_snapshot = now
         return path
 
     # -- endpoint ----------------------------------------------------------------------------
@@ -255,8 +234,8 @@ class Daemon:
         """Re-read the configuration; learned state is kept. False (and logged) when invalid."""
         try:
             new = load_config(path, overrides)
-            policy = None
-            if new.policy != self.config.policy:
+            later, policy = restart_keys(self.config, new), None
+            if new.policy != self.config.policy and "policy.options" not in later:
                 policy = make_policy(new, self.host.machines, oracle)
         except Exception as exc:  # whatever the file holds, the daemon keeps running
             why = (
@@ -268,7 +247,7 @@ class Daemon:
             log.error(refused, path, one_line(why))
             log.debug("reload of %s failed", path, exc_info=not isinstance(exc, ConfigError))
             return False
-        for key in restart_keys(self.config, new):
+        for key in later:
             log.warning("%s: a change of %s needs a restart", path, key)
         with self.host.lock:
             if policy is not None:

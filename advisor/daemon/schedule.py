@@ -32,8 +32,10 @@ def build_scheduler(
 ) -> BackgroundScheduler:
     """``refit_until``: also fit, at once and in the background, the models a restart lost
     (snapshots keep none) on what was observed before that cut-off, theirs, rather than serve
-    neutral advice until the next retraining. ``liveness`` watches the periodic jobs (not the
-    retraining, which takes as long as the models do) for systemd's watchdog."""
+    neutral advice until the next retraining; or, with the start as the cut-off, a retraining
+    the schedule had while the daemon was down (advisor/lab/relearn.py). ``liveness`` watches
+    the periodic jobs (not the retraining, which takes as long as the models do) for systemd's
+    watchdog."""
     config, host = daemon.config, daemon.host
     scheduler = BackgroundScheduler(
         executors={"default": ThreadPoolExecutor(2), "retrain": ThreadPoolExecutor(1)},

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.condor.journal import write_all
+from advisor.daemon.logs import iso
 from plugins.contract.config_checks import ConfigError
 
 FORMAT = "htcondor-advisor-snapshot"
@@ -113,7 +115,8 @@ class StateStore:
         return sorted(found, reverse=True)
 
     def save(self, state: dict[str, Any], now: float) -> Path:
-        """Write the next snapshot atomically and prune to the newest ``keep``."""
+        """Write the next snapshot atomically and prune to the newest ``keep``; OSError (the
+        disk full, ...) when it cannot be written whole, the older snapshots left as they were."""
         existing = self.snapshots()
         seq = existing[0][0] + 1 if existing else 1
         final = self.directory / f"snapshot-{seq:08d}.json"
@@ -129,19 +132,37 @@ class StateStore:
         payload = {"format": FORMAT, "version": VERSION, "saved_at": now, "sha256": digest}
         data = (json.dumps(payload, separators=(",", ":"))[:-1] + ',"state":' + text + "}").encode()
         tmp = self.directory / f".{final.name}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.fchmod(fd, 0o600)  # the umask may have taken more
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, final)
+        try:  # a disk that fills fails the save: nothing renamed or pruned, the older ones stay
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.fchmod(fd, 0o600)  # the umask may have taken more
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         self._sync_directory()
         self.last_saved_at = now
         for _, old in existing[self.keep - 1 :]:
             old.unlink(missing_ok=True)
         return final
+
+    def save_or_say(self, state: dict[str, Any], now: float) -> Path | None:
+        """``save``, or None when the disk refused it, said in one line: the daemon serves on
+        and tries again at the next snapshot."""
+        try:
+            path = self.save(state, now)
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            log.error(
+                "snapshot not written: %s (%s); the older snapshots are kept", why, self.directory
+            )
+            return None
+        log.debug("snapshot %s at %s", path.name, iso(now))
+        return path
 
     def _sync_directory(self) -> None:
         fd = os.open(self.directory, os.O_RDONLY)

@@ -2,17 +2,22 @@
 (``learning.idle_models``) and a twin's campus description (``pool.scenario_config``).
 
 ``check_host`` (the service's room) sees that they exist; this reads them as ``run`` will load
-them, so ``check-config`` refuses what ``run`` would, with the key named.
+them, so ``check-config`` refuses what ``run`` would, with the key named: a store's models must
+also fit the configured policy's options (``model_store.fits``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from advisor.daemon.config import DaemonConfig
 from advisor.daemon.config_errors import FAILED, Problems
 from advisor.daemon.fields import ConfigError
-from advisor.lab.model_store import ModelStoreError, usable_meta
+from advisor.lab.model_store import ModelStoreError, fits, usable_meta
+from plugins.contract.policy import OptionError, parse_options
+from plugins.contract.registry import policy_class
+from plugins.idle.policy import IdlePolicy
 from simulator.campus.scenario import load_campus_config
 
 
@@ -21,16 +26,31 @@ def check_inputs(config: DaemonConfig) -> None:
     problems = Problems()
     store = config.learning["idle_models"]
     if store not in (None, FAILED):
-        problems.check(_store, store)
+        problems.check(_store, store, _idle_options(config.policy))
     campus = config.pool.get("scenario_config")
     if config.simulated and campus not in (None, FAILED):
         problems.check(_campus, campus)
     problems.raise_any()
 
 
-def _store(directory: Path) -> None:
+def _idle_options(section: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The idle policy's name and every option it will run with (defaults included); None where
+    the ``policy`` section's own checks already said what is wrong with it."""
+    name, given = section["name"], section["options"]
+    if name is FAILED or not isinstance(given, dict) or any(v is FAILED for v in given.values()):
+        return None
     try:
-        usable_meta(directory)
+        cls = policy_class(name)
+        return (name, parse_options(cls, given)) if issubclass(cls, IdlePolicy) else None
+    except (OptionError, ImportError, TypeError, ValueError):
+        return None
+
+
+def _store(directory: Path, policy: tuple[str, dict[str, Any]] | None) -> None:
+    try:
+        meta = usable_meta(directory)
+        if policy is not None:
+            fits(directory, meta, policy[1], policy[0])
     except ModelStoreError as exc:
         raise ConfigError(f"learning.idle_models: {exc}") from None
 

@@ -3,7 +3,8 @@
 A store is a directory: ``meta.json`` (training window, feature list, options, library versions,
 scores) and ``models.pkl`` (the fitted scikit-learn estimators). The library versions are kept
 because a pickle from another scikit-learn may load into something subtly different: whoever
-unpickles the models (a notebook, a later warm start) checks them first.
+unpickles the models (a notebook, a later warm start) checks them first. The options that shape
+the models are kept for the same reason: a policy of other ones cannot use them (``fits``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ META, MODELS = "meta.json", "models.pkl"
 
 
 class ModelStoreError(ValueError):
-    """A store is missing, damaged or from other library versions; the message says the fix."""
+    """A store is missing, damaged, from other library versions or for other policy options; the
+    message says the fix."""
 
 
 def library_versions() -> dict[str, str]:
@@ -109,6 +111,58 @@ def usable_meta(directory: Path) -> dict[str, Any]:
     return meta
 
 
+SHAPING = ("features", "group")
+"""The options a store's models are made for: ``features`` are the columns each model takes, in
+order (others raise a shape error at every advice), ``group`` their keys (others match no machine:
+neutral advice). The ensemble rule, ``delta_min`` and the training budget change how the models
+were fitted, not whether a policy can use them (``install`` starts every rule from the average)."""
+
+
+def _shown(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def _difference(key: str, theirs: str, ours: str, default: bool) -> str:
+    said = f"policy.options.{key} is {ours}{' (the default)' if default else ''}"
+    if key == "features":
+        return f"the store's models take features {theirs} but {said}"
+    return f"the store has one model per {theirs} but {said}"
+
+
+def fits(directory: Path, meta: Mapping[str, Any], options: Mapping[str, Any], policy: str) -> None:
+    """Refuse a store whose models ``policy`` with ``options`` (all of them, defaults included)
+    cannot use. Every store ``train-idle`` wrote records both; one that does not was made or
+    edited by hand, and whether its models fit is unknown, so it is refused too."""
+    recorded = meta.get("options")
+    theirs = {
+        "features": meta.get("features"),
+        "group": recorded.get("group") if isinstance(recorded, dict) else None,
+    }
+    ours = {key: _shown(options[key]) for key in SHAPING}
+    sets = " ".join(f"--set {key}={ours[key]}" for key in SHAPING)
+    train = f"`htcondor-advisor train-idle ... --policy {policy} {sets} --out {directory}`"
+    missing = [key for key in SHAPING if theirs[key] is None]
+    if missing:
+        raise ModelStoreError(
+            f"{directory}: the store records no {', '.join(missing)} (it predates this check, or "
+            f"its {META} was edited), so whether its models fit policy.options is unknown; "
+            f"train it again with {train}"
+        )
+    differ = [key for key in SHAPING if _shown(theirs[key]) != ours[key]]
+    if not differ:
+        return
+    defaults = IdlePolicy.OPTIONS
+    said = "; ".join(
+        _difference(k, _shown(theirs[k]), ours[k], ours[k] == _shown(defaults[k].default))
+        for k in differ
+    )
+    store = " and ".join(f"{key}: {_shown(theirs[key])}" for key in differ)
+    raise ModelStoreError(
+        f"{directory}: {said}; train again with {train}, or set policy.options {store} "
+        "(the store's)"
+    )
+
+
 def load_models(directory: Path) -> tuple[dict[str, ModelPair], float]:
     """The models of a store and when their training data ends (``usable_meta``)."""
     meta = usable_meta(directory)
@@ -128,7 +182,11 @@ def warm_start(policy: Policy, directory: Path | None) -> None:
     if directory is None:
         return
     assert isinstance(policy, IdlePolicy), "check_config allows the key for idle-* only"
-    models, until = load_models(directory)
+    try:  # check_inputs refused what it could at start; this is for any other caller
+        fits(directory, usable_meta(directory), policy.options, policy.NAME)
+        models, until = load_models(directory)
+    except ModelStoreError as exc:
+        raise ModelStoreError(f"learning.idle_models: {exc}") from None
     policy.install(models, until)
     log.info(
         "%s starts from %d models of %s (trained until %s)",

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from apscheduler.triggers.cron import CronTrigger
 
 from advisor.daemon.host import PolicyHost
 from advisor.daemon.notify import sd_notify
@@ -112,3 +115,22 @@ def refit_at_start(policy: Policy, had: float | None) -> bool:
     if had is None or not isinstance(policy, IdlePolicy):
         return False
     return not policy.models or (policy.trainer.trained_until or 0.0) < had
+
+
+def missed_retraining(
+    policy: Policy, crontab: str, had: float | None, saved_at: float | None, now: float
+) -> float | None:
+    """When a scheduled retraining (``learning.retrain``) fell after the policy's last one
+    (``had``; never trained: after its snapshot was ``saved_at``) and before this start: the
+    daemon was down then, or was stopped while it trained. It is made up at once; the schedule
+    alone would wait for its next time, and a restart just after 00:00 on the 1st would serve
+    last month's models (or none) for another month."""
+    if not isinstance(policy, IdlePolicy):
+        return None
+    since = max((t for t in (had, policy.trainer.trained_until) if t is not None), default=None)
+    since = saved_at if since is None else since
+    if since is None:
+        return None
+    trigger = CronTrigger.from_crontab(crontab, timezone="UTC")
+    due = trigger.get_next_fire_time(None, datetime.fromtimestamp(since + 1, UTC))
+    return due.timestamp() if due is not None and due.timestamp() <= now else None

@@ -154,7 +154,8 @@ def run_twin(config: DaemonConfig, control: Control, opts: TwinOptions) -> TwinO
         now = engine.now()
         daemon.host.observe(now)
         path = daemon.snapshot(now)
-        log.info("stopped at simulated %s; %s saved; run again to resume", iso(now), path.name)
+        saved = f"{path.name} saved" if path is not None else "no snapshot written (said above)"
+        log.info("stopped at simulated %s; %s; run again to resume", iso(now), saved)
         daemon.stop_endpoint()
         return TwinOutcome(False, now, None, daemon)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu

@@ -22,6 +22,7 @@ from plugins.contract.events import (
     EVICTIONS,
     AttemptEnded,
     Event,
+    JobRemoved,
     MachinePowerChanged,
     OwnerSessionEnded,
     OwnerSessionStarted,
@@ -43,7 +44,9 @@ class IdlePolicy(Policy):
     VERSION = "1"
     OPTIONS = IDLE_OPTIONS
     TAKES_IDLE_MODELS = True
-    WANTS = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged, AttemptEnded})
+    WANTS = frozenset(
+        {OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged, AttemptEnded, JobRemoved}
+    )
     SNAPSHOT_LEAVES_OUT = frozenset({OwnerSessionStarted, OwnerSessionEnded, MachinePowerChanged})
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:
@@ -73,6 +76,9 @@ class IdlePolicy(Policy):
             self._power(event)
         elif isinstance(event, AttemptEnded):
             self._attempt(event)
+        elif isinstance(event, JobRemoved):  # (evicted, then removed while it waited)
+            self.longest.pop(event.job_id, None)
+            self.pending.discard(event.job_id)
 
     def _power(self, event: MachinePowerChanged) -> None:
         """Reboots split idle periods; a machine that is down is as taken as one with an owner."""

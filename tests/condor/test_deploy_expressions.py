@@ -40,10 +40,11 @@ SITE_DEFAULTS = {
 MACRO = re.compile(r"\$\((\w+)\)")
 
 
-def deploy_macros() -> dict[str, str]:
+def deploy_macros(site: dict[str, str] | None = None) -> dict[str, str]:
     """``NAME = value`` of the shipped fragments, in file order, with HTCondor's rule that a
-    self-reference is the earlier value; other macros are expanded when looked up."""
-    macros = dict(SITE_DEFAULTS)
+    self-reference is the earlier value (``$(NAME:default)``: the default when there is none);
+    other macros are expanded when looked up. ``site``: values set in a file read before."""
+    macros = {**SITE_DEFAULTS, **(site or {})}
     parts = ("common/40-htcondor-advisor-expressions.conf", "central-manager", "execute-point")
     for part in (*parts, "power/10-advisor-hibernate.config"):
         path = PROJECT_ROOT / "deploy" / part
@@ -51,9 +52,14 @@ def deploy_macros() -> dict[str, str]:
             for line in conf.read_text().splitlines():
                 name, sep, value = line.partition(" = ")
                 if sep and re.fullmatch(r"[A-Z_.]+", name):
-                    old = macros.get(name, "")
-                    macros[name] = value.replace(f"$({name})", old)
+                    macros[name] = _own_value(name, value, macros.get(name))
     return macros
+
+
+def _own_value(name: str, value: str, earlier: str | None) -> str:
+    """``value`` with ``$(NAME)`` or ``$(NAME:default)`` of its own name replaced."""
+    own = re.compile(rf"\$\({name}(?::([^)]*))?\)")
+    return own.sub(lambda m: earlier or m.group(1) or "", value)
 
 
 def expand(name: str, macros: dict[str, str]) -> str:
@@ -226,6 +232,18 @@ def test_expired_or_missing_advice_is_exactly_neutral(shared_data: Path) -> None
     without = condor_choice(ads, {}, 0)
     assert condor_choice(ads, stale, 0) == without
     assert condor_choice(ads, stale, 3) == condor_choice(ads, {}, 3) == without
+
+
+def test_a_sites_own_slot_constraint_is_kept() -> None:
+    """Before, the central manager's fragment replaced it: a pool that kept, say, its GPU
+    machines out of matchmaking got them matched again."""
+    import classad2
+
+    site = {"NEGOTIATOR_SLOT_CONSTRAINT": '(Arch == "X86_64")'}
+    for macros, arm_ok in ((deploy_macros(site), False), (deploy_macros(), True)):
+        constraint = classad2.ExprTree(expand("NEGOTIATOR_SLOT_CONSTRAINT", macros))
+        assert constraint.eval(classad2.ClassAd({"Arch": "aarch64"})) is arm_ok
+        assert constraint.eval(classad2.ClassAd({"Arch": "X86_64"})) is True
 
 
 def test_job_rank_example_is_the_shipped_rank() -> None:

@@ -15,11 +15,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from conftest import PROJECT_ROOT
 
 from advisor.condor.attributes import advice_attributes, attribute_lines
+from advisor.condor.merge_sink import MergeStartdSink
 from advisor.daemon.board import AdviceBoard
 from advisor.daemon.http_endpoint import Endpoint
 from advisor.daemon.http_server import AdviceServer
 from advisor.daemon.metrics import DaemonMetrics
-from plugins.contract.advice import Advice, MachineAdvice
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice, MachineAdvice
 
 HOOK = PROJECT_ROOT / "deploy/hook/htcondor-advisor-hook"
 
@@ -99,3 +100,45 @@ def test_a_hook_line_without_its_url_and_machine_is_said_in_the_startlog() -> No
     done = run_hook("http://127.0.0.1:9")
     assert done.returncode == 2 and done.stdout == ""
     assert "usage: htcondor-advisor-hook URL MACHINE" in done.stderr
+
+
+def test_advice_withdrawn_before_it_expires_reaches_the_startd_as_expired() -> None:
+    """A hook that printed nothing left the startd's last lines in force until their own
+    AdvisorExpires (an hour by default): a guard that made all advice neutral took that long
+    to act. The board now serves a withdrawal, the hook prints it, and it replaces the old
+    lines with ones that expired at the withdrawal (neutral by test_deploy_expressions's
+    test_expired_or_missing_advice_is_exactly_neutral)."""
+    now = time.time()
+    board = AdviceBoard("ranker/1")
+    held = MachineAdvice(rank=-1.0, hold=True, expires=now + 600)
+    board.publish(Advice({"pc1.example.org": held, "pc2.example.org": held}), now - 60)
+    board.publish(Advice({"pc1.example.org": NEUTRAL_MACHINE_ADVICE}), now - 1)
+    assert set(board.live(now)) == {"pc2.example.org"}  # withdrawn is not advice
+    endpoint = Endpoint(board, DaemonMetrics(time.time), time.time, dict, lambda m: {})
+    server = AdviceServer(endpoint, "127.0.0.1", 0)
+    server.start()
+    try:
+        out = run_hook(f"http://{server.address}", "pc1.example.org", "2")
+    finally:
+        server.stop()
+    assert out.returncode == 0 and out.stderr == ""
+    lines = dict(line.split(" = ", 1) for line in out.stdout.splitlines())
+    assert float(lines["AdvisorExpires"]) == now - 1 <= float(lines["AdvisorUpdated"])
+    assert lines["AdvisorHold"] == "false" and lines["AdvisorRank"] == "0.0"
+    board.publish(Advice({"pc1.example.org": NEUTRAL_MACHINE_ADVICE}), now + 60)
+    kept = board.get("pc1.example.org", now + 60)
+    assert kept is not None and kept.updated == now - 1  # (said once, kept)
+    assert board.get("pc1.example.org", now + 600) is None  # the withdrawn one expired anyway
+
+
+def test_the_collector_merge_withdraws_with_an_expired_copy() -> None:
+    sent: list[list] = []
+
+    class Collector:
+        def advertise(self, ads: list, command: str) -> None:
+            sent.append(ads)
+
+    sink = MergeStartdSink(Collector(), lambda: {"pc1": ["slot1@pc1"]}, policy="ranker/1")
+    sink.publish(Advice({"pc1": NEUTRAL_MACHINE_ADVICE}), 1000.0)
+    ((ad,),) = sent
+    assert ad["AdvisorExpires"] == 1000.0 and ad["AdvisorHold"] is False

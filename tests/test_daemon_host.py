@@ -663,3 +663,25 @@ def test_a_job_that_ran_in_another_pool_ends_in_its_arm(tmp_path: Path) -> None:
     ((_, arm, completed, overhead, energy, *_),) = book.ended
     assert (completed, overhead, energy) == (True, 100.0, 0.0)
     assert book.totals[arm]["overhead_jobs"] == 1
+
+
+def test_a_machine_described_otherwise_after_it_joined_is_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Given a room (``AdvisorCluster``) after the daemon first saw it, as deploy/execute-point
+    invites room by room, a machine stayed in its old room in the policy, restart or not,
+    and nothing said so."""
+    daemon, _ = make_daemon(tmp_path, [1000.0])
+    host = daemon.host
+    first = MachineInfo("a", "pool", "default", 57.0, 40.0, 2.0)
+    host.join({"a": first})
+    roomed = dataclasses.replace(first, cluster="lab-a")
+    with caplog.at_level(logging.WARNING, "htcondor_advisor"):
+        host.join({"a": roomed})
+        host.join({"a": roomed})
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        "1 machine(s) are now described otherwise than the policy learned them (a: cluster "
+        "'pool' -> 'lab-a'); it goes on with what it learned, and so does the energy counted: "
+        "to learn them as they are, start the daemon on an empty state directory"
+    ]
+    assert host.machines["a"] == first

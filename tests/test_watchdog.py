@@ -67,6 +67,27 @@ def test_a_job_running_past_the_whole_watchdog_time_stops_the_pings(
     assert pings[-1] == 40.0 and liveness.stuck(0.0) == {}
 
 
+def test_a_job_that_stops_coming_stops_the_pings(caplog: pytest.LogCaptureFixture) -> None:
+    """The timetable counts by the wall clock: stepped back an hour, it started no job for an
+    hour, and the pings went on while every machine's advice lapsed."""
+    now = [0.0]
+    liveness = Liveness(clock=lambda: now[0])
+    liveness.expect("observe", 60.0)
+    observe = liveness.watched("observe", lambda: None)
+    pings: list[float] = []
+    dog = Watchdog(liveness, 30.0, lambda: pings.append(now[0]))
+    with caplog.at_level(logging.ERROR, "htcondor_advisor.watchdog"):
+        for t in range(0, 420, 30):
+            now[0] = float(t)
+            if t in (0, 60, 390):  # then the clock steps back: nothing until 390 s
+                observe()
+            dog.tick()
+    assert pings == [float(t) for t in range(0, 330, 30)] + [390.0]  # due again at 60 + 240
+    assert [r.getMessage() for r in caplog.records] == [
+        "job not started (observe for 270 s): no watchdog ping, systemd restarts"
+    ]
+
+
 def test_the_live_loop_pings_the_notify_socket(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -67,7 +67,8 @@ class MachineTracker:
         for name, slots in machines.items():
             events += self._machine(name, slots, now)
         for name in [m for m in self.power if m not in machines and complete]:
-            events += self._set_power(name, P.OFF, now)
+            # gone by our clock; its session began by its own, which may run ahead of ours
+            events += self._set_power(name, P.OFF, max(now, self.owner_since.get(name, now)))
             del self.power[name]
         events.sort(key=lambda e: e.time)
         return events

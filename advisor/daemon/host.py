@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.daemon.control_group import ControlGroup
+from advisor.daemon.described_otherwise import described_otherwise
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
 from advisor.daemon.policy_answer import answer, failed_to_learn
@@ -71,6 +72,8 @@ class PolicyHost:
         self.recent: defaultdict[str, deque[Event]] = defaultdict(
             lambda: deque(maxlen=RECENT_PER_MACHINE)
         )
+        self.described: set[str] = set()
+        """Machines said to be described otherwise than learned (``join``)."""
         self.events_seen = 0
         self.cycles = 0
         self.decided = Advice()
@@ -114,6 +117,9 @@ class PolicyHost:
 
     def join(self, machines: Mapping[str, MachineInfo]) -> None:
         """Add machines not seen before to the inventory the policy reads, and tell it."""
+        changed = described_otherwise(self.machines, machines, self.described)
+        if changed is not None:
+            log.warning(changed)
         new = [info for name, info in machines.items() if name not in self.machines]
         if new:
             self.machines.update((info.name, info) for info in new)

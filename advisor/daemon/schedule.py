@@ -44,6 +44,7 @@ def build_scheduler(
     )
 
     def every(name: str, seconds: float, func: Callable[[], object]) -> None:
+        liveness.expect(name, seconds)
         scheduler.add_job(
             liveness.watched(name, func),
             "interval",
@@ -80,7 +81,7 @@ def build_scheduler(
     return scheduler
 
 
-def _reschedule(scheduler: BackgroundScheduler, daemon: Daemon) -> None:
+def _reschedule(scheduler: BackgroundScheduler, daemon: Daemon, liveness: Liveness) -> None:
     """Apply reloaded intervals to the running timetable."""
     config = daemon.config
     for name, seconds in (
@@ -89,6 +90,7 @@ def _reschedule(scheduler: BackgroundScheduler, daemon: Daemon) -> None:
         ("snapshot", config.state["snapshot_interval"]),
     ):
         scheduler.reschedule_job(name, trigger="interval", seconds=seconds)
+        liveness.expect(name, seconds)
     scheduler.reschedule_job(
         "retrain", trigger=CronTrigger.from_crontab(config.learning["retrain"], timezone="UTC")
     )
@@ -126,7 +128,7 @@ def run_live(
                 control.reload.clear()
                 sd_notify("RELOADING=1")
                 reload()
-                _reschedule(scheduler, daemon)
+                _reschedule(scheduler, daemon, liveness)
                 sd_notify("READY=1")
     finally:
         sd_notify("STOPPING=1")

@@ -160,11 +160,14 @@ class IdleTrainer:
             )
 
     def state_dict(self) -> dict[str, Any]:
+        """Copies, taken whole: a daemon's snapshot thread asks while its retraining thread may
+        be adding scores (iterating the dict itself then failed the snapshot)."""
+        scores = list(self.scores.items())  # (one call in C: no other thread runs meanwhile)
         return {
             "trained_until": self.trained_until,
-            "scores": {k: [list(s) for s in v] for k, v in self.scores.items()},
-            "accuracy": self.accuracy,
-            "log": self.log,
+            "scores": {k: [list(s) for s in list(v)] for k, v in scores},
+            "accuracy": list(self.accuracy),
+            "log": list(self.log),
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:

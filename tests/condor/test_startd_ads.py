@@ -172,3 +172,21 @@ def test_a_machine_missing_from_a_collector_just_started_is_not_switched_off(
     assert tracker.update(machines, now=20.0) == []  # back, as it was: nothing happened
     (name,) = machines
     assert tracker.update({}, now=30.0) == [MachinePowerChanged(30.0, name, PowerState.OFF)]
+
+
+def test_a_session_of_a_machine_whose_clock_runs_ahead_never_ends_before_it_began(
+    shared_data: Path,
+) -> None:
+    """A session begins at the startd's time and, when the machine goes away, ends at the
+    daemon's: a desktop whose clock ran ahead ended sessions before they began, which the idle
+    history (sorted by logout) does not expect."""
+    ads = _ads(shared_data, "StatusAds/basic4slot")
+    busy = next(ad for ad in ads if ad["KeyboardIdle"] < 900)
+    tracker = MachineTracker(active_idle_s=900)
+    (began,) = tracker.update(group_by_machine(ads), now=0.0)
+    assert isinstance(began, OwnerSessionStarted) and began.time > 600.0
+    gone = tracker.update({}, now=600.0)  # by a clock far behind the startd's
+    assert gone == [
+        OwnerSessionEnded(began.time, busy["Machine"]),
+        MachinePowerChanged(began.time, busy["Machine"], PowerState.OFF),
+    ]

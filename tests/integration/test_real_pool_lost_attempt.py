@@ -17,12 +17,10 @@ from advisor.condor.factory import build_condor_pool
 from advisor.condor.source import CondorPoolSource
 from integration.conftest import first_schedd, pool_state, wait_for
 from integration.pool.pool import COLLECTOR, ChrootPool
+from integration.test_real_pool_removals import SLEEP, polling
 from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
 
 pytestmark = pytest.mark.integration
-SLEEP = (
-    "executable = /bin/sleep\narguments = 600\nshould_transfer_files = NO\nrequest_memory = 64\n"
-)
 
 
 def test_an_attempt_whose_shadow_was_killed_ends_lost(
@@ -32,15 +30,7 @@ def test_an_attempt_whose_shadow_was_killed_ends_lost(
     source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
     assert isinstance(source, CondorPoolSource)
     events: list[Event] = []
-
-    def poll() -> list[Event]:
-        obs = source.poll(time.time())
-        assert obs.healthy
-        events.extend(obs.events)
-        return events
-
-    poll()
-    events.clear()
+    poll = polling(events, source)
     idle_pool.submit(f"{SLEEP}queue 1\n")
     why = partial(pool_state, idle_pool)
     (first,) = wait_for(

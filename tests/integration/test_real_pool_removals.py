@@ -15,6 +15,7 @@ import pytest
 from advisor.condor.event_log import EventLogAttempts, EventLogFollower
 from advisor.condor.factory import build_condor_pool
 from advisor.condor.source import CondorPoolSource
+from advisor.ports import PoolSource
 from integration.conftest import first_schedd, pool_state, running_jobs, wait_for
 from integration.pool.pool import COLLECTOR, TEST_DIR, ChrootPool
 from plugins.contract.events import (
@@ -47,10 +48,11 @@ def local(job: str) -> str:
     return split_schedd(job)[0]
 
 
-def polling(events: list[Event]) -> Callable[[], list[Event]]:
-    """A poll of a new source of the test pool that adds to ``events`` and returns them all;
-    what earlier tests left is polled once and dropped."""
-    source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
+def polling(events: list[Event], source: PoolSource | None = None) -> Callable[[], list[Event]]:
+    """A poll of ``source`` (else a new one of the test pool) that adds to ``events`` and
+    returns them all; what earlier tests left is polled once and dropped."""
+    if source is None:
+        source, _ = build_condor_pool({"collector": COLLECTOR, "active_idle_s": 0})
 
     def poll() -> list[Event]:
         obs = source.poll(time.time())

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted
 
 EPOCH_PROJECTION = (
     "ClusterId",
@@ -95,7 +95,9 @@ def epoch_key(ad: Mapping[str, Any]) -> tuple[float, str] | None:
     return written, f"{schedd}#{ident}" if schedd else ident
 
 
-def attempt_events(ad: Mapping[str, Any], watts: Mapping[str, float]) -> list[Event]:
+def attempt_events(
+    ad: Mapping[str, Any], watts: Mapping[str, float]
+) -> list[AttemptStarted | AttemptEnded]:
     """AttemptStarted and AttemptEnded for one finished attempt ([] when the ad is incomplete)."""
     jid = job_id(ad)
     machine = machine_of(ad.get("RemoteHost")) or machine_of(ad.get("LastRemoteHost"))

@@ -179,13 +179,14 @@ class CondorPoolSource:
         events: list[Event] = []
         watts = {m: info.active_watts for m, info in self.machines.items()}
         for ad in epochs:
-            for event in attempt_events(ad, watts):
+            attempt = attempt_events(ad, watts)
+            if attempt and schedd.queue.end_reported(attempt[0].job_id, attempt[0].time):
+                continue  # (ended as lost already: its start and end were both reported)
+            for event in attempt:
                 if isinstance(event, AttemptStarted):
                     if schedd.queue.attempt_ended(event.job_id, event.time):
                         continue
                 elif isinstance(event, AttemptEnded):
-                    if schedd.queue.end_reported(event.job_id, event.started):
-                        continue
                     schedd.queue.record_attempt(event.job_id, event.time - event.started)
                 events.append(event)
         if not answered:

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import classad2
 
+from advisor.condor.factory import machine_inventory
 from advisor.condor.job_queue import QueueTracker
 from advisor.condor.lost_attempts import LOST_AFTER_S
-from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event
+from advisor.condor.retry import Backoff
+from advisor.condor.schedd_reader import ScheddReader
+from advisor.condor.source import CondorPoolSource
+from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
 
 NOW = 1_700_000_000.0
 START = NOW - 300
@@ -81,3 +85,45 @@ def test_an_open_attempt_survives_a_restart_and_a_job_gone_ends_nothing() -> Non
     events, _ = running.update([], NOW + 60)  # it left the queue: its epoch ad says how
     events += running.update([], NOW + 2 * LOST_AFTER_S)[0]
     assert ends(events) == []
+
+
+class Schedd:
+    """A schedd's queue and epoch file in memory, with ``jobEpochHistory``'s reading rule."""
+
+    def __init__(self) -> None:
+        self.queue: list[classad2.ClassAd] = []
+        self.epochs: list[dict[str, object]] = []
+
+    def query(self, constraint: str, projection: list[str]) -> list[classad2.ClassAd]:
+        return self.queue
+
+    def jobEpochHistory(self, projection: list[str], since: str | None) -> list[dict[str, object]]:
+        return list(reversed(self.epochs))  # (all of them: the reader drops what it has seen)
+
+    def history(self, constraint: str, projection: list[str], since: str) -> list[object]:
+        return []
+
+
+def test_an_epoch_ad_come_after_the_attempt_ended_as_lost_reports_nothing_again() -> None:
+    """Its start as well: the job had started again meanwhile, so the start of the late ad
+    no longer matched the queue's latest, and it was reported a second time."""
+    schedd = Schedd()
+    reader = ScheddReader("ap", lambda: schedd, Backoff("ap"))
+    source = CondorPoolSource(lambda: [], [reader], machine_inventory({}, {}), Backoff("cm"))
+
+    def poll(now: float, *queue: classad2.ClassAd) -> list[Event]:
+        schedd.queue = list(queue)
+        return [e for e in source.poll(now).events if not isinstance(e, JobQueued)]
+
+    assert [type(e) for e in poll(NOW, ad(2, START))] == [AttemptStarted]
+    assert poll(NOW + 60, ad(1, NOW + 30)) == []
+    again = NOW + 30 + LOST_AFTER_S
+    events = poll(again, ad(2, again, start=again))
+    assert [(type(e), getattr(e, "started", e.time)) for e in events] == [
+        (AttemptEnded, START),
+        (AttemptStarted, again),
+    ]
+    late: dict[str, object] = {"ClusterId": 7, "ProcId": 0, "RunInstanceID": 0}
+    late |= {"EpochWriteDate": NOW + 30, "JobCurrentStartDate": START, "VacateReasonCode": 1011}
+    schedd.epochs.append(late | {"RemoteHost": "slot1@pc1.example.org"})
+    assert poll(again + 60, ad(2, again, start=again)) == []

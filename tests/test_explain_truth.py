@@ -126,9 +126,9 @@ def test_explain_shows_the_published_ranks_and_which_job_classes_they_keep_off(
             assert attribute_lines(data["published"]) == hook  # what the hook serves, exactly
         texts = {m: explain(capsys, m, "--url", base)[1] for m in ("open0", "ranked-off", "held")}
         plain = explain(capsys, "plain", "--url", base)[1]
-    assert "AdvisorRankByPriorHours  0: 1.0 | 1-23: -1.0" in texts["open0"]
+    assert "AdvisorRankByPriorHours  0: 1.0 | 1-23: -2.0" in texts["open0"]  # places
     assert "job classes              open to 0; kept off 1-23" in texts["open0"]
-    assert "AdvisorRank              5.0 (not read:" in texts["open0"]
+    assert "AdvisorRank              3.0 (not read:" in texts["open0"]
     assert "kept off every job class (every rank is negative)" in texts["ranked-off"]
     assert "kept off every job class (AdvisorHold is true)" in texts["held"]
     assert "kept off every job class (every rank is negative)" in plain  # AdvisorRank -3 for all
@@ -249,7 +249,9 @@ def test_a_cluster_bandit_shows_the_values_of_the_machines_cluster(
         c2 = json.loads(get(f"{base}/explain/c2-1")[1])
         code, text, _ = explain(capsys, "c1-2", "--url", base)
     cluster = c1["policy_says"]["cluster c1"]
-    assert cluster["ranks by class"] == c1["published"]["AdvisorRankByPriorHours"]
+    places = c1["published"]["AdvisorRankByPriorHours"]  # the ranks' places, in their order
+    assert [r > 0 for r in cluster["ranks by class"]] == [p > 0 for p in places]
+    assert places[0] == 1.0 and places[1:] == [-1.0] * 23
     assert cluster["ranks by class"][0] > 0 and c1["job_classes"]["open"] == [0]
     assert cluster["q' by class"] == {"0": 1.0}  # the last two of -0.2, 1.0, 1.0
     assert cluster["rewards by class"] == {"0": 3} and cluster["free machines"] == 2

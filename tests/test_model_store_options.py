@@ -140,3 +140,19 @@ def test_warm_start_itself_refuses_a_policy_of_other_options(clustered: Path) ->
         warm_start(policy, clustered)
     assert not policy.models
     warm_start(IdleMinPolicy(PolicyContext({}), {"group": "cluster"}), clustered)
+
+
+def test_models_that_are_not_the_ones_the_meta_describes_are_refused(
+    narrow: Path, clustered: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A training stopped between writing the models and their description leaves new models
+    under the old meta: refused in one line, not served with the other store's features."""
+    store = tmp_path / "models"
+    shutil.copytree(narrow, store)
+    shutil.copy(clustered / "models.pkl", store / "models.pkl")
+    options = {"features": NARROW, "group": "pool"}
+    path = str(config(tmp_path, store, options))
+    said = refused(["run", "--config", path, "--out", str(tmp_path / "t")], capsys)
+    assert said.endswith("retrain with `htcondor-advisor train-idle` into this --out")
+    assert "models.pkl is not the one its meta.json describes" in said
+    assert not list(store.glob(".*.tmp"))  # the trainings left no half-written file

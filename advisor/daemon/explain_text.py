@@ -112,7 +112,10 @@ def _classes_kept_off(classes: Mapping[str, Any]) -> str:
 
 def advice_section(data: Mapping[str, Any]) -> list[str]:
     attrs, now = data["published"], data["now"]
-    lines = ["published advice (job class k: the job's longest earlier attempt, k hours)"]
+    lines = [
+        "published advice (ranks as their places in the advice's order; "
+        "job class k: the job's longest earlier attempt, k hours)"
+    ]
     if attrs is None:
         return [*lines, "  none: neutral, the pool behaves as without the advisor"]
     covered = len(attrs.get("AdvisorRankByPriorHours") or ()) >= PRIOR_HOURS_CLASSES

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from advisor.condor.rank_places import in_places
 from advisor.daemon.control_group import ControlGroup
 from advisor.daemon.described_otherwise import described_otherwise
 from advisor.daemon.logs import iso
@@ -191,7 +192,7 @@ class PolicyHost:
             self.decided = decided
             told = split.tell(self.decided, view) if split else self.decided
             machines = self.standing.update(view, told, now)
-            advice = Advice(machines, self.decided.jobs)
+            advice = Advice(in_places(machines), self.decided.jobs)  # the order HTCondor keeps
             if self.control is not None:  # control jobs get no job advice; the guard, none
                 pct = self.control.book.percent
                 jobs = {j: a for j, a in advice.jobs.items() if arm_of(j, pct) == TREATED}

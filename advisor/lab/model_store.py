@@ -9,8 +9,10 @@ the models are kept for the same reason: a policy of other ones cannot use them 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 import pickle
 import platform
 from collections.abc import Mapping
@@ -71,10 +73,21 @@ def save_models(
         "samples": int(sum(p.samples for p in models.values())),
         "scores": scores,
     }
-    with open(directory / MODELS, "wb") as fh:
-        pickle.dump(dict(models), fh, protocol=pickle.HIGHEST_PROTOCOL)
-    (directory / META).write_text(json.dumps(meta, indent=2))
+    pickled = pickle.dumps(dict(models), protocol=pickle.HIGHEST_PROTOCOL)
+    meta["models_sha256"] = hashlib.sha256(pickled).hexdigest()
+    _write_whole(directory / MODELS, pickled)  # a training stopped on the way leaves the old
+    _write_whole(directory / META, json.dumps(meta, indent=2).encode())  # meta: a mismatch
     return directory
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` whole or not at all (a daemon may read the store as it starts)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def read_meta(directory: Path) -> dict[str, Any]:
@@ -167,8 +180,12 @@ def load_models(directory: Path) -> tuple[dict[str, ModelPair], float]:
     """The models of a store and when their training data ends (``usable_meta``)."""
     meta = usable_meta(directory)
     try:
-        with open(directory / MODELS, "rb") as fh:
-            models = pickle.load(fh)
+        pickled = (directory / MODELS).read_bytes()
+        recorded = meta.get("models_sha256")  # (a store written before it was kept has none)
+        if recorded is not None and hashlib.sha256(pickled).hexdigest() != recorded:
+            said = f"its {MODELS} is not the one its {META} describes (a training stopped)"
+            raise ModelStoreError(f"{directory}: {said}; {RETRAIN}")
+        models = pickle.loads(pickled)
         until = float(meta["window"]["until_unix"])
     except (OSError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as exc:
         raise ModelStoreError(f"{directory}: unreadable ({exc}); {RETRAIN}") from None

@@ -14,6 +14,7 @@ from conftest import PROJECT_ROOT
 from tracekit import Recorder, trace
 
 from advisor.condor.attributes import advice_attributes
+from advisor.condor.rank_places import in_places
 from condor.fixtures import STATUS_ADS, machine_ads
 from plugins.contract.advice import Advice, MachineAdvice, PowerAdvice
 from plugins.contract.events import AttemptStarted
@@ -92,8 +93,11 @@ def condor_choice(
     ads: list[Any], advice: dict[str, MachineAdvice], prior_hours: int, cpus: int = 1
 ) -> set[str]:
     """Machines the negotiator would give the job: its requirements (condor_submit's default
-    resource clause) and START true, highest NEGOTIATOR_PRE_JOB_RANK."""
+    resource clause) and START true, highest NEGOTIATOR_PRE_JOB_RANK as the negotiator compares
+    it, rounded to a 32-bit float (``EvalNegotiatorMatchRank``, matchmaker.cpp), on the advice
+    as the daemon publishes it (``in_places``)."""
     import classad2
+    import numpy as np
 
     macros = deploy_macros()
     start = classad2.ExprTree(expand("START", macros))
@@ -105,15 +109,16 @@ def condor_choice(
     if prior_hours:
         job["LastRemoteWallClockTime"] = prior_hours * 3600 + 60
     scored = {}
+    published = in_places(advice)
     for ad in ads:
         machine_ad = classad2.ClassAd(dict(ad))
-        adv = advice.get(ad["Machine"])
+        adv = published.get(ad["Machine"])
         if adv is not None:
             expires = adv.expires if adv.expires is not None else NOW + 600
             for key, value in advice_attributes(adv, NOW - 10, expires, "t/1").items():
                 machine_ad[key] = value
         if fits.eval(job, machine_ad) is True and start.eval(machine_ad, job) is True:
-            scored[ad["Machine"]] = rank.eval(machine_ad, job)
+            scored[ad["Machine"]] = np.float32(rank.eval(machine_ad, job))
     best = max(scored.values(), default=None)
     return {m for m, r in scored.items() if r == best}
 
@@ -163,6 +168,8 @@ TABLE = [
         },
     ),
     ("all held: no match", {f"m{i}": A(float(i), hold=True) for i in range(6)}),
+    # ranks the negotiator's 32-bit float could not tell apart: idle periods ending a minute apart
+    ("ranks a minute apart", {"m0": A(1.7e9), "m1": A(1.7e9 + 60), "m2": A(1.7e9 - 60)}),
 ]
 
 
@@ -182,6 +189,9 @@ PSLOT_CORES = [4, 2, 8, 2, 1, 4]
 PSLOT_TABLE = [
     ("best fit without advice", {}, 2),
     ("advice before best fit", {"m2": A(3)}, 2),
+    # the fewest cores among equal advice (the negotiator's float keeps Memory only to 2^-23 of
+    # the rank: m1 and m3 differ by 20 MB, which places above 0 lose)
+    ("best fit among equal advice", {"m0": A(90), "m1": A(90), "m5": A(90), "m2": A(89.5)}, 2),
     ("a slot too small is never chosen, whatever its rank", {"m4": A(9), "m0": A(1)}, 2),
     ("held best fit is skipped", {"m1": A(0, hold=True)}, 2),
     ("one core fits the smallest slot", {}, 1),

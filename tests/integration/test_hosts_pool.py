@@ -270,12 +270,13 @@ def test_advice_crosses_the_network_to_the_hooks_and_only_to_them(
 
         wait_for(logged, 30, f"{ep}'s log line")
     daemon = start_advisor({"ranks": f"{EP1}=9,{EP2}=1"})
-    # no token and no merge: the ranks in the collector came through each execute point's hook
-    ranks = {EP1: 9.0, EP2: 1.0}
-    wait_for(lambda: hook_published(ranks, daemon.started), 60, "both hooks' advice")
+    # no token and no merge: the ranks in the collector came through each execute point's hook,
+    # each as its place in the advice's order
+    places = {EP1: 2.0, EP2: 1.0}
+    wait_for(lambda: hook_published(places, daemon.started), 60, "both hooks' advice")
     ep1 = hosts_pool.command("ep1", [])
     status, body = http_get(ep1, "python3", f"{ADVISOR}/advice/{EP1}")
-    assert status == 200 and "AdvisorRank = 9.0" in body
+    assert status == 200 and "AdvisorRank = 2.0" in body
     for private in (f"/explain/{EP1}", "/advice", "/metrics"):
         assert http_get(ep1, "python3", ADVISOR + private)[0] == 403, private
     # a host of the network that is no execute point gets nothing, its hook says why
@@ -297,8 +298,8 @@ def test_jobs_follow_the_advice_share_a_slot_and_leave_together_with_the_owner(
     hosts_pool: HostsPool, start_advisor: Any, tmp_path: Path
 ) -> None:
     daemon = start_advisor({"ranks": f"{EP1}=9,{EP2}=1", "hold": EP2})
-    ranks = {EP1: 9.0, EP2: 1.0}
-    wait_for(lambda: hook_published(ranks, daemon.started), 60, "both hooks' advice")
+    places = {EP1: 2.0, EP2: 1.0}
+    wait_for(lambda: hook_published(places, daemon.started), 60, "both hooks' advice")
     hosts_pool.submit(job(600, 3, "request_cpus = 1"))
     # two one-core jobs at once on ep1's two-core partitionable slot, the highest ranked
     two = wait_for(lambda: len(jobs := running_on(hosts_pool)) == 2 and jobs, 60, "two jobs")

@@ -4,10 +4,12 @@ expires and the pool runs as without it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import signal
 import time
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -55,7 +57,8 @@ def test_daemon_advice_ranks_holds_and_expires(
     )
     status, _, body = daemon.get(f"/advice/{machine('pc4')}")
     served = classad2.parseOne(body)
-    assert status == 200 and served["AdvisorRank"] == 9.0 and served["AdvisorHold"] is True
+    assert status == 200 and served["AdvisorRank"] == 4.0 and served["AdvisorHold"] is True
+    places = {"pc1": 2.0, "pc2": 1.0, "pc3": 3.0, "pc4": 4.0}  # the ranks' places in their order
     assert served["AdvisorPolicy"] == "fixed-advice/1"
 
     def hook_published() -> bool:
@@ -63,7 +66,7 @@ def test_daemon_advice_ranks_holds_and_expires(
         return all(
             ads.get(machine(n), {}).get("AdvisorRank") == r
             and ads[machine(n)].get("AdvisorPolicy") == "fixed-advice/1"
-            for n, r in ranks.items()
+            for n, r in places.items()
         )
 
     wait_for(hook_published, 30, "the daemon's Advisor* attributes in the collector")
@@ -126,6 +129,51 @@ def test_merged_advice_reaches_the_negotiator(
         listen="127.0.0.1:0",
     )
     wait_for(lambda: policy_of_pc2() == "fixed-advice/1", 10, "the daemon's merged attributes")
-    idle_pool.submit(job(60, 1, "requirements = AdvisorRank =?= 4.0 && AdvisorExpires > time()"))
+    idle_pool.submit(job(60, 1, "requirements = AdvisorRank =?= 1.0 && AdvisorExpires > time()"))
     placed = wait_for(running_jobs, 60, "the job to match on merged advice")
+    assert list(placed.values()) == [machine("pc2")]
+
+
+@contextlib.contextmanager
+def site_post_job_rank(pool: ChrootPool, expression: str) -> Iterator[None]:
+    """``NEGOTIATOR_POST_JOB_RANK`` as a site sets it, in a file read after the pool's own, for
+    as long as the block runs (``condor_reconfig``; the running negotiator is asked for it)."""
+    path = pool.host_path("/etc/condor/config.d/99-zz-site-post-job-rank.conf")
+
+    def applied(value: str) -> Callable[[], bool]:
+        ask = ("condor_config_val", "-negotiator", "NEGOTIATOR_POST_JOB_RANK")
+        return lambda: pool.run(*ask, check=False).strip() == value
+
+    default = pool.run("condor_config_val", "-negotiator", "NEGOTIATOR_POST_JOB_RANK").strip()
+    path.write_text(f"NEGOTIATOR_POST_JOB_RANK = {expression}\n")
+    try:
+        pool.run("condor_reconfig", "-daemon", "negotiator")
+        wait_for(applied(expression), 30, "the negotiator's new NEGOTIATOR_POST_JOB_RANK")
+        yield
+    finally:
+        path.unlink()
+        pool.run("condor_reconfig", "-daemon", "negotiator")
+        wait_for(applied(default), 30, "the negotiator's NEGOTIATOR_POST_JOB_RANK again")
+
+
+def test_ranks_that_the_negotiators_float_cannot_tell_apart_keep_their_order(
+    idle_pool: ChrootPool, start_daemon: DaemonStarter, tmp_path: Path
+) -> None:
+    # two idle periods ending a minute apart, as an idle policy ranks machines; weighted above
+    # the site's order and rounded to a 32-bit float (EvalNegotiatorMatchRank) they are equal
+    ranks = {"pc1": 1.7e9, "pc2": 1.7e9 + 60, "pc3": 5.0, "pc4": -1.0}
+    options = {"ranks": ",".join(f"{machine(n)}={r!r}" for n, r in ranks.items())}
+    # a site's own tie-break that prefers pc1: equal ranks would start the job there
+    with site_post_job_rank(idle_pool, f'(Machine == "{machine("pc1")}")'):
+        start_daemon(tmp_path, {"policy": {"name": "fixed-advice", "options": options}})
+        places = {"pc1": 2.0, "pc2": 3.0, "pc3": 1.0, "pc4": -1.0}
+
+        def hook_published() -> bool:
+            ads = startd_ads(["AdvisorRank"])
+            return all(ads.get(machine(n), {}).get("AdvisorRank") == p for n, p in places.items())
+
+        wait_for(hook_published, 30, "the ranks' places in the collector")
+        idle_pool.submit(job(300, 1))
+        why = partial(pool_state, idle_pool)
+        placed = wait_for(running_jobs, 40, "the job to start", explain=why)
     assert list(placed.values()) == [machine("pc2")]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,11 +18,12 @@ from advisor.cli import main
 from plugins.contract.advice import Advice, MachineAdvice
 from plugins.contract.control import CONTROL, arm_of
 from plugins.contract.events import AttemptEnded, Event
+from plugins.contract.machine_split import MachineSplit
 from plugins.contract.policy import Policy, PolicyContext, PoolView
 from simulator.campus.job_book import DONE
 from simulator.campus.replay import ReplayResult, machine_infos, replay
 from simulator.campus.rules import PoolRules
-from simulator.trace_model import Trace
+from simulator.trace_model import PARTITIONABLE, OpeningHours, Trace
 
 PERCENT = 30
 
@@ -111,3 +113,26 @@ def test_replay_reports_each_arm(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as bad:  # (0 is none, as control.percent: 0 is)
         main(["replay", *common, "--control-percent", "100", "--out", str(plain)])
     assert bad.value.code == 2
+
+
+def test_a_control_job_only_a_treated_machine_fits_starts_once_its_wait_passes_the_bound() -> None:
+    """As ``ADVISOR_ARM_OK`` reads the bound (deploy/common/40): a job that only the other arm's
+    machines can run would wait for as long as the advice is fresh, so past the bound it is free
+    of its arm; before it, each arm keeps to its own machines."""
+    tr = trace(inventory(2, OpeningHours.always()), jobs=[(H, H, float("inf"))] * 8, days=2)
+    names = [m.name for m in tr.inventory.machines]
+    split = MachineSplit(50, names)
+    tr.inventory.machines = [  # the control arm's machine is too small for the jobs
+        replace(m, slots=PARTITIONABLE, cores=1 if split.is_control(m.name) else 4)
+        for m in tr.inventory.machines
+    ]
+    tr.jobs.cpus[:] = 4
+    control = {j for j, i in enumerate(tr.jobs.job_id) if arm_of(i, 50) == CONTROL}
+    assert control and len(control) < 8
+    for bound, ran in ((None, set()), (6 * H, control)):
+        p = NoAdvice(PolicyContext(machine_infos(tr), seed=1))
+        book = replay(tr, p, seed=1, rules=PoolRules(control_percent=50, wait_bound_s=bound)).book
+        done = {j for j, s in enumerate(book.status) if s == DONE}
+        assert done & control == ran
+        started = np.asarray(book.finish) - np.asarray(book.runtime)
+        assert all(started[j] - H >= 6 * H for j in ran)  # not before the bound

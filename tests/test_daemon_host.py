@@ -27,7 +27,14 @@ from advisor.daemon.signals import Control
 from advisor.daemon.standing import StandingAdvice
 from advisor.ports import Observation, SinkRefused
 from plugins.contract.advice import Advice, JobAdvice, MachineAdvice, PowerAdvice
-from plugins.contract.events import AttemptEnded, AttemptOutcome, JobQueued, OwnerSessionStarted
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    JobQueued,
+    MachinePowerChanged,
+    OwnerSessionStarted,
+    PowerState,
+)
 from plugins.contract.policy import MachineInfo, MachineView, Policy, PolicyContext, PoolView
 
 
@@ -685,3 +692,62 @@ def test_a_machine_described_otherwise_after_it_joined_is_said_once(
         "to learn them as they are, start the daemon on an empty state directory"
     ]
     assert host.machines["a"] == first
+
+
+def test_a_machine_woken_from_sleep_is_kept_up_an_hour_across_a_restart(tmp_path: Path) -> None:
+    """HTCondor 25's startd evaluates HIBERNATE again a minute after it woke, whatever its
+    manual says: the daemon publishes a woken machine's sleep advice as "on" for the hour the
+    replay keeps it up (``WOKEN_UP_S``); its hold and the other machines' advice are as told."""
+    clock = [10_000.0]
+    daemon, pool = make_daemon(tmp_path, clock)
+    pool.pending = [
+        MachinePowerChanged(9_000.0, "a", PowerState.SLEEP),
+        MachinePowerChanged(9_900.0, "a", PowerState.ON),  # woken by condor_rooster
+        MachinePowerChanged(9_000.0, "b", PowerState.OFF),
+        MachinePowerChanged(9_900.0, "b", PowerState.ON),  # booted: no sleep to come back from
+    ]
+
+    def power(d: Daemon, machine: str) -> PowerAdvice:
+        d.host.cycle(clock[0])
+        posted = d.board.get(machine, clock[0])
+        assert posted is not None
+        return posted.advice.power
+
+    assert power(daemon, "a") is PowerAdvice.ON
+    assert power(daemon, "b") is PowerAdvice.MAY_SLEEP  # as the policy said
+    daemon.snapshot(clock[0])
+    fresh, _ = make_daemon(tmp_path, clock)
+    assert fresh.resume() is not None
+    clock[0] = 9_900.0 + 3_599.0
+    assert power(fresh, "a") is PowerAdvice.ON
+    clock[0] = 9_900.0 + 3_600.0
+    assert power(fresh, "a") is PowerAdvice.MAY_SLEEP
+
+
+class Waker(Ranker):
+    NAME = "waker"
+
+    def advise(self, view: PoolView, now: float) -> Advice:
+        return Advice({"a": MachineAdvice(power=PowerAdvice.WAKE)})
+
+
+def test_wake_advice_without_the_collector_merge_is_counted_and_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A sleeping startd runs no hook: only a merge into its offline ad reaches condor_rooster."""
+    clock = [1000.0]
+    daemon, _ = make_daemon(tmp_path, clock)
+    daemon.host.policy = Waker(PolicyContext(machines={}))
+    with caplog.at_level(logging.WARNING):
+        daemon.host.cycle(1000.0)
+        daemon.host.cycle(1060.0)
+    said = [r.message for r in caplog.records if "sink publishes" in r.message]
+    assert len(said) == 1 and said[0].startswith("waker/1 gives wake advice")
+    assert "pool.merge: true" in said[0]
+    assert b'advisor_advice_unpublished_total{kind="wake"} 2.0' in daemon.metrics.exposition()
+    merged, _ = make_daemon(tmp_path / "merged", clock, [MergeStartdSink(None, dict)])
+    merged.host.policy = Waker(PolicyContext(machines={}))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        merged.host.cycle(1000.0)
+    assert not [r for r in caplog.records if "sink publishes" in r.message]

@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.condor.core_shares import Draw
 from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted
 
 EPOCH_PROJECTION = (
@@ -95,10 +96,9 @@ def epoch_key(ad: Mapping[str, Any]) -> tuple[float, str] | None:
     return written, f"{schedd}#{ident}" if schedd else ident
 
 
-def attempt_events(
-    ad: Mapping[str, Any], watts: Mapping[str, float]
-) -> list[AttemptStarted | AttemptEnded]:
-    """AttemptStarted and AttemptEnded for one finished attempt ([] when the ad is incomplete)."""
+def attempt_events(ad: Mapping[str, Any], draw: Draw) -> list[AttemptStarted | AttemptEnded]:
+    """AttemptStarted and AttemptEnded for one finished attempt ([] when the ad is incomplete);
+    ``draw`` gives the attempt's share of its machine's power (core_shares.py)."""
     jid = job_id(ad)
     machine = machine_of(ad.get("RemoteHost")) or machine_of(ad.get("LastRemoteHost"))
     started = unix_time(ad.get("JobCurrentStartDate")) or unix_time(ad.get("JobStartDate"))
@@ -106,7 +106,10 @@ def attempt_events(
     if jid is None or machine is None or started is None or ended is None:
         return []
     ended = max(ended, started)
+    cpus = ad.get("RequestCpus")
+    cores = cpus if isinstance(cpus, int) and not isinstance(cpus, bool) and cpus > 0 else 1
+    watts = draw(machine, started, ended, cores)
     return [
         AttemptStarted(started, jid, machine),
-        AttemptEnded(ended, jid, machine, outcome_of(ad), started, watts.get(machine, 0.0)),
+        AttemptEnded(ended, jid, machine, outcome_of(ad), started, watts),
     ]

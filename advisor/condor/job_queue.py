@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.condor.core_shares import Draw
 from advisor.condor.epochs import job_id, machine_of, unix_time
 from advisor.condor.lost_attempts import LostAttempts
 from advisor.condor.removals import Left
@@ -120,11 +121,27 @@ class QueueTracker:
         last_s = float(last) if isinstance(last, int | float) and last > 0 else 0.0
         return max(self.longest.get(jid, 0.0), last_s)
 
+    def queued_unseen(self, jid: str, ad: Mapping[str, Any]) -> list[Event]:
+        """The submission of a job that started on its first attempt before any poll saw it
+        idle (submitted since the last one; ``ad`` is its queue ad or its epoch ad): without
+        it, its wait would be unknown, and the control group would count only the jobs that
+        waited through a poll (docs/control-group.md)."""
+        submitted = unix_time(ad.get("QDate"))
+        starts = ad.get("NumJobStarts")
+        first = not isinstance(starts, int) or starts <= 1
+        seen = jid in self.idle or jid in self.held  # (a clock that differs from the schedd's)
+        if not self.polled or seen or not first or submitted is None or submitted <= self.polled:
+            return []
+        owner = str(ad.get("Owner") or "unknown")
+        return [
+            JobQueued(submitted, jid, owner, expected_runtime_s=limit(ad), cpus=request_cpus(ad))
+        ]
+
     def update(
-        self, ads: Iterable[Mapping[str, Any]], now: float, watts: Mapping[str, float] | None = None
+        self, ads: Iterable[Mapping[str, Any]], now: float, draw: Draw | None = None
     ) -> tuple[list[Event], list[int]]:
-        """Events since the last poll and the idle jobs per prior-hours class; ``watts`` are the
-        machines' active power, for the attempts lost without an epoch ad."""
+        """Events since the last poll and the idle jobs per prior-hours class; ``draw`` gives the
+        power of the attempts lost without an epoch ad (core_shares.py; one core each)."""
         events: list[Event] = []
         by_class = [0] * PRIOR_HOURS_CLASSES
         idle_now: dict[str, int] = {}
@@ -173,6 +190,7 @@ class QueueTracker:
                 if machine is None or started is None:
                     continue
                 if self.running.get(jid) != started:
+                    events += self.queued_unseen(jid, ad)
                     self.running[jid] = started
                     self.ended.discard(jid)
                     self.lost.started(jid, started, machine)
@@ -197,7 +215,14 @@ class QueueTracker:
         for jid, machine, started, ended in self.lost.due(now):
             outcome = AttemptOutcome.EVICTED_REBOOT
             events.append(
-                AttemptEnded(ended, jid, machine, outcome, started, (watts or {}).get(machine, 0))
+                AttemptEnded(
+                    ended,
+                    jid,
+                    machine,
+                    outcome,
+                    started,
+                    draw(machine, started, ended, 1) if draw else 0.0,
+                )
             )
         self.counts = by_class
         return events, by_class

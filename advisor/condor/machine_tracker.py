@@ -113,9 +113,12 @@ class MachineTracker:
         (condor_rooster can wake them)."""
         views = []
         for name, slots in sorted(machines.items()):
-            if self.power.get(name) == P.SLEEP:
+            if self.power.get(name) == P.SLEEP:  # woken, it takes what its slots offer
                 since = min((s.entered for s in slots if s.entered), default=0.0)
-                views.append(MachineView(name, "sleep", since))
+                offered = [s for s in slots if s.jobs_at_once]  # (a dynamic slot is carved)
+                cores = sum(s.cpus for s in offered)
+                memory = sum(s.memory_mb for s in offered)
+                views.append(MachineView(name, "sleep", since, None, max(cores, 1), memory))
                 continue
             # a partitionable slot stays Unclaimed while its dynamic slots run jobs: it is a
             # candidate for what it has left, and none once that is nothing

@@ -31,6 +31,8 @@ class MergeStartdSink:
     slots: SlotNames
     policy: str = "unknown"
     name: str = "collector-merge"
+    reaches_sleeping = True
+    """Merges into offline ads persist, where condor_rooster reads "wake" (unpublished.py)."""
 
     def publish(self, advice: Advice, now: float) -> None:
         import classad2

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from advisor.condor.core_shares import CoreShares
 from advisor.condor.epoch_owners import EpochOwners
 from advisor.condor.epochs import attempt_events
 from advisor.condor.event_log import EventLogFollower
@@ -89,6 +90,8 @@ class CondorPoolSource:
     """With an event log, what both it and the schedds report is passed on once."""
     owners: EpochOwners = field(default_factory=EpochOwners)
     """Each epoch ad to the schedd that ran its attempt (two schedds on a host share a file)."""
+    shares: CoreShares = field(default_factory=CoreShares)
+    """The busy cores of each machine, for each attempt's share of its power."""
 
     def poll(self, now: float) -> Observation:
         events: list[Event] = []
@@ -107,6 +110,7 @@ class CondorPoolSource:
             if grown and self.journal is not None:
                 self.journal.save_machines(self.machines)
             events += self.tracker.update(grouped, now, complete)
+            self.shares.update(grouped, now)
             views = self.tracker.views(grouped)
         by_class = [0] * PRIOR_HOURS_CLASSES
         by_cpus: dict[int, int] = {}
@@ -177,15 +181,16 @@ class CondorPoolSource:
         schedd's history, so they count even when its own did not answer), its queue and its
         removals; no counts when its history did not answer."""
         events: list[Event] = []
-        watts = {m: info.active_watts for m, info in self.machines.items()}
+        draw = self.shares.drawing(self.machines)
         for ad in epochs:
-            attempt = attempt_events(ad, watts)
+            attempt = attempt_events(ad, draw)
             if attempt and schedd.queue.end_reported(attempt[0].job_id, attempt[0].time):
                 continue  # (ended as lost already: its start and end were both reported)
             for event in attempt:
                 if isinstance(event, AttemptStarted):
                     if schedd.queue.attempt_ended(event.job_id, event.time):
                         continue
+                    events += schedd.queue.queued_unseen(event.job_id, ad)
                 elif isinstance(event, AttemptEnded):
                     schedd.queue.record_attempt(event.job_id, event.time - event.started)
                 events.append(event)
@@ -194,7 +199,7 @@ class CondorPoolSource:
         jobs = schedd.jobs(now)
         if jobs is None:
             return events, None
-        queue_events, counts = schedd.queue.update(jobs, now, watts)
+        queue_events, counts = schedd.queue.update(jobs, now, draw)
         return events + queue_events + schedd.removals(now), counts
 
     def left(self) -> dict[str, Any]:

@@ -143,6 +143,8 @@ def resample(samples: Iterable[Sample], resamples: int = RESAMPLES, seed: int = 
             raise ValueError(f"no completed job in the {arm} arm yet")
         cells[arm] = _cells(mine, day_of)
         energy, overhead = _figures(cells[arm].sums.sum(axis=0))
+        if not np.isfinite(overhead):
+            raise ValueError(f"no completed job in the {arm} arm whose submission was seen yet")
         point[arm] = (float(energy), float(overhead))
     boot: dict[str, list[np.ndarray]] = {arm: [] for arm in ARMS}
     chunk = max(1, CELLS_AT_ONCE // max(len(c.sums) for c in cells.values()))
@@ -155,9 +157,13 @@ def resample(samples: Iterable[Sample], resamples: int = RESAMPLES, seed: int = 
             boot[arm].append(weight @ of_arm.sums)
     with np.errstate(divide="ignore", invalid="ignore"):  # a draw without a completed job
         figures = {arm: _figures(np.concatenate(b)) for arm, b in boot.items()}
-        ratios = [figures[TREATED][i] / figures[CONTROL][i] for i in range(len(NAMES))]
-    energy, overhead = (r[np.isfinite(r)] for r in ratios)  # (those draws are left out)
-    return Resampled(point, (energy, overhead))
+    ratios = []
+    for t, c in zip(figures[TREATED], figures[CONTROL], strict=True):
+        both = np.isfinite(t) & np.isfinite(c) & (c > 0)  # (else a ratio of 0 or inf)
+        ratios.append(t[both] / c[both])
+    if not all(len(r) for r in ratios):
+        raise ValueError("too few jobs in an arm for an interval yet")
+    return Resampled(point, (ratios[0], ratios[1]))
 
 
 def estimate(samples: Iterable[Sample], seed: int = 0) -> list[Figure]:

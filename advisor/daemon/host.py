@@ -28,10 +28,12 @@ from advisor.daemon.policy_answer import answer, failed_to_learn
 from advisor.daemon.pool_health import PoolHealth
 from advisor.daemon.recurring import Recurring
 from advisor.daemon.standing import StandingAdvice
+from advisor.daemon.unpublished import Unpublished
+from advisor.daemon.woken import WokenMachines
 from advisor.ports import AdviceSink, PoolSource, SinkRefused
 from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice
 from plugins.contract.control import TREATED, arm_of, of_control_job
-from plugins.contract.events import AttemptEnded, Event, JobQueued, JobRemoved
+from plugins.contract.events import AttemptEnded, Event, JobQueued, JobRemoved, MachinePowerChanged
 from plugins.contract.policy import MachineInfo, Policy, PoolView
 
 log = logging.getLogger("htcondor_advisor.host")
@@ -74,6 +76,7 @@ class PolicyHost:
             lambda: deque(maxlen=RECENT_PER_MACHINE)
         )
         self.described: set[str] = set()
+        self.woken = WokenMachines()
         """Machines said to be described otherwise than learned (``join``)."""
         self.events_seen = 0
         self.cycles = 0
@@ -81,7 +84,7 @@ class PolicyHost:
         """The policy's last advice as it gave it (before the expiry stamp)."""
         self.unknown_machine_events = 0
         """Events naming a machine the pool never showed (not fed: no policy can place there)."""
-        self.unpublished_said: set[str] = set()
+        self.unpublished = Unpublished(metrics)
         self.recurring = Recurring(log)
         """An outage or a refusal is said when it begins, changes or an hour on, and ends."""
         self.health = PoolHealth(metrics, self.recurring)
@@ -161,6 +164,8 @@ class PolicyHost:
                     failed_to_learn(self.policy, event, exc, self.recurring)
             if machine is not None:
                 recent[machine].append(event)
+            if kind is MachinePowerChanged:
+                self.woken.observe(event)  # type: ignore[arg-type]
             if kind is AttemptEnded:
                 self.metrics.rewards.labels(event.outcome.value).inc()  # type: ignore[union-attr]
             if self.control is not None and kind in JOB_EVENTS:
@@ -191,7 +196,7 @@ class PolicyHost:
                 return Advice()
             self.decided = decided
             told = split.tell(self.decided, view) if split else self.decided
-            machines = self.standing.update(view, told, now)
+            machines = self.woken.kept_up(self.standing.update(view, told, now), now)
             advice = Advice(in_places(machines), self.decided.jobs)  # the order HTCondor keeps
             if self.control is not None:  # control jobs get no job advice; the guard, none
                 pct = self.control.book.percent
@@ -201,7 +206,7 @@ class PolicyHost:
                 advice = Advice(machines, jobs)
             self.cycles += 1
             self.metrics.decisions.inc(len(advice.machines))
-            self._count_unpublished(self.decided)
+            self.unpublished.count(self.decided, self.sinks, self.policy.label)
             if self.dry_run:
                 counts = len(advice.machines), len(advice.jobs)
                 log.info(
@@ -220,22 +225,6 @@ class PolicyHost:
                     self.metrics.publish_failures.labels(sink.name).inc()
                     log.exception("publishing to %s failed", sink.name)
             return advice
-
-    def _count_unpublished(self, decided: Advice) -> None:
-        """Group advice reaches no sink, job advice only the opt-in schedd sink
-        (``pool.edit_jobs``): counted, and said once, rather than dropped silently."""
-        jobs_sent = any(getattr(sink, "publishes_jobs", False) for sink in self.sinks)
-        for kind, entries in (("job", decided.jobs), ("group", decided.groups)):
-            if entries and not (kind == "job" and jobs_sent):
-                self.metrics.unpublished.labels(kind).inc(len(entries))
-                if kind not in self.unpublished_said:
-                    self.unpublished_said.add(kind)
-                    log.warning(
-                        "%s gives %s advice, which no configured sink publishes%s",
-                        self.policy.label,
-                        kind,
-                        " (pool.edit_jobs: true publishes it)" if kind == "job" else "",
-                    )
 
     def cycle(self, now: float) -> Advice:
         with self.metrics.cycle_seconds.time():
@@ -262,6 +251,7 @@ class PolicyHost:
                 "cursor": self.source.cursor(),
                 "recent": {m: [event_record(e) for e in ring] for m, ring in self.recent.items()},
                 "counters": {"events": self.events_seen, "cycles": self.cycles},
+                "woken": self.woken.state_dict(),
                 **({"control": self.control.state_dict()} if self.control is not None else {}),
             }
 
@@ -280,6 +270,7 @@ class PolicyHost:
             self.source.restore(state["cursor"])
             if self.control is not None and "control" in state:
                 self.control.load_state(state["control"])
+            self.woken.load_state(state.get("woken", {}))  # (absent before it was kept)
             self.events_seen = int(state["counters"]["events"])
             self.cycles = int(state["counters"]["cycles"])
 

@@ -53,6 +53,8 @@ class TwinPool:
     name = "twin"
     publishes_jobs = True
     """The negotiator applies the job advice of each cycle too (``NegotiatorBridge.resolve``)."""
+    reaches_sleeping = True
+    """And it wakes the sleeping machines the advice says to."""
 
     def __init__(self, settings: Mapping[str, Any], machines: Mapping[str, MachineInfo]) -> None:
         self.identity = {

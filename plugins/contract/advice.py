@@ -14,6 +14,11 @@ PRIOR_HOURS_CLASSES = 24
 """Jobs are classed by their longest earlier attempt in whole hours, 0..23 (paper 000, sec. 4)."""
 
 
+WOKEN_UP_S = 3600.0
+"""A machine woken from sleep is not put to sleep again for this long: its sleep advice waits
+(HTCondor's manual, ``HIBERNATE_CHECK_INTERVAL``; the daemon keeps it: advisor/daemon/woken.py)."""
+
+
 class PowerAdvice(StrEnum):
     ON = "on"
     MAY_SLEEP = "may-sleep"

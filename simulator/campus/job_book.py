@@ -119,7 +119,7 @@ class JobBook:
             k = self.prior_class[j] = ranked_class(self.class_attempt_s[j], advice)
             heapq.heappush(self.queues[k], (self.submit_t[j], j))
             self.queued_by_class[k] += 1
-        if j not in self.unadvised.members:
+        if j not in self.unadvised.members or j in self.unadvised.control:
             self.unadvised.watch(j, entered)
         self.idle_total += 1
         self.on_queued()
@@ -143,7 +143,7 @@ class JobBook:
     def release(self, now: float) -> None:
         """Jobs queued past the starvation bound leave their advised queue (unadvised.py)."""
         for j in self.unadvised.due(now):
-            if self.status[j] == QUEUED and j not in self.unadvised.members:
+            if self.status[j] == QUEUED and not self.unadvised.past_bound(j):
                 self._dequeue(j)  # leaves as advised, comes back released
                 self.unadvised.release(j)
                 self._enqueue(j)

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
+from plugins.contract.advice import WOKEN_UP_S
 from plugins.contract.events import (
     ALL_EVENT_KINDS,
     ALL_POWER_STATES,
@@ -33,9 +34,6 @@ STATE_NAMES = ("sleep", "idle", "owner", "htc", "down")
 # enum members as module constants: ``PowerState.ON`` is a slow class getattr (millions a year)
 POWER_ON, POWER_SLEEP, POWER_OFF = PowerState.ON, PowerState.SLEEP, PowerState.OFF
 EVICTED_OWNER, EVICTED_REBOOT = AttemptOutcome.EVICTED_OWNER, AttemptOutcome.EVICTED_REBOOT
-WOKEN_UP_S = 3600.0
-"""HTCondor keeps a machine woken from a low power state up for an hour before it evaluates
-HIBERNATE again (``HIBERNATE_CHECK_INTERVAL``; docs/slots.md)."""
 
 
 class AttemptListener(Protocol):

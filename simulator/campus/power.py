@@ -4,7 +4,7 @@ Every minute (``HIBERNATE_CHECK_INTERVAL`` and ``ROOSTER_INTERVAL`` are 60 s) th
 asked about every awake free and every sleeping machine, and its advice takes effect:
 
 - "reserve-off" on an awake free (Unclaimed) machine: it goes to sleep now (HIBERNATE), unless
-  it was woken within the hour, which HTCondor keeps it up (``pool.WOKEN_UP_S``);
+  it was woken within the hour, which the daemon keeps it up (``WOKEN_UP_S``);
 - "wake" on a sleeping machine: it is woken and free again (condor_rooster);
 - "may-sleep" and "on": the pool's own sleep timers decide, as under the execute point's fragment
   with its default ``ADVISOR_OBEY_MAY_SLEEP = false`` (a desktop pool's setting);

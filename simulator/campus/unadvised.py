@@ -39,7 +39,8 @@ class Unadvised:
         self.members: set[int] = set()
         """Unadvised entries queued now."""
         self.waiting: set[int] = set()
-        """Entries released in their current wait (until they start or leave the queue)."""
+        """Entries past the bound in their current wait (until they start or leave the queue):
+        released from their advice, a control job from its arm (``in_arm``)."""
         self.released: set[int] = set()
         """Every entry released in the replay (reported per job)."""
         self.ages: list[tuple[float, int]] = []
@@ -55,6 +56,13 @@ class Unadvised:
 
     def admits(self, j: int) -> bool:
         return j in self.waiting or j in self.control
+
+    def past_bound(self, j: int) -> bool:
+        """Whether a queued entry whose bound passed needs no release: a control job (matched
+        without advice already) is only freed from its arm, a released one is released."""
+        if j in self.control:
+            self.waiting.add(j)
+        return j in self.members
 
     def release(self, j: int) -> None:
         self.waiting.add(j)
@@ -117,14 +125,16 @@ def in_arm(
     unadvised: Unadvised, ledger: AdviceLedger, fits: Callable[[int, int], bool] | None
 ) -> Callable[[int, int], bool] | None:
     """Which machines an unadvised job may take: any that ``fits`` it, and with a control group
-    only those of its arm while their advice names one (``ADVISOR_ARM_OK``, machine_split.py)."""
-    control = unadvised.control
+    only those of its arm while their advice names one, until its wait passes the bound
+    (``ADVISOR_ARM_OK``, machine_split.py)."""
+    control, past_bound = unadvised.control, unadvised.waiting
     if not control:
         return fits
 
     def fits_arm(j: int, m: int) -> bool:
         arm = ledger.get(m).arm
-        return (arm is None or (arm == CONTROL) == (j in control)) and (fits is None or fits(j, m))
+        ok = arm is None or j in past_bound or (arm == CONTROL) == (j in control)
+        return ok and (fits is None or fits(j, m))
 
     return fits_arm
 

@@ -69,16 +69,21 @@ def evaluate(
     cluster: int,
     pct: int,
     expires_in: float = 600,
+    waited: float | None = None,
 ) -> Any:
+    """``name`` for a job of ``cluster``; with ``waited``, one idle that long, under the shipped
+    bound (else the control group alone: test_wait_bound_expressions.py has the bound)."""
     import classad2
 
     now = time.time()
-    # (the control group alone: test_wait_bound_expressions.py has the starvation bound)
-    macros = {**deploy_macros(), "ADVISOR_CONTROL_PERCENT": str(pct), "ADVISOR_WAIT_BOUND": "0"}
+    bound = {} if waited is not None else {"ADVISOR_WAIT_BOUND": "0"}
+    macros = {**deploy_macros(), "ADVISOR_CONTROL_PERCENT": str(pct), **bound}
     machine = classad2.ClassAd(ad)  # a real startd ad: an unscoped name falls through to the job
     for key, value in advice_attributes(advice, now - 700, now + expires_in, "t/1").items():
         machine[key] = value
     job = classad2.ClassAd({"ClusterId": cluster, "ProcId": 0, "QDate": int(now - 60)})
+    if waited is not None:
+        job["EnteredCurrentStatus"] = int(now - waited)
     return classad2.ExprTree(expand(name, macros)).eval(machine, job)
 
 
@@ -128,3 +133,18 @@ def test_each_arm_starts_only_on_its_own_machines_while_the_advice_is_fresh(
             assert evaluate(ad, "ADVISOR_ALLOWS", advice, cluster, 10, expires_in=-5) is True
     # without a split (no AdvisorControl) a control job may take any machine
     assert evaluate(ad, "ADVISOR_ALLOWS", MachineAdvice(rank=3.0), control, 10) is True
+
+
+@pytest.mark.realdata
+def test_a_job_past_the_starvation_bound_may_take_the_other_arms_machines(
+    shared_data: Path,
+) -> None:
+    """A job that only the other arm's machines can run (a GPU job whose arm has no GPU) would
+    wait as long as the advice is fresh: past the bound it is matched as without the advisor."""
+    ad = dict(candidate_ads(shared_data, 1)[0])
+    control = next(c for c in range(1, 100) if control_bucket(c, 0) < 10)
+    treated = next(c for c in range(1, 100) if control_bucket(c, 0) >= 10)
+    day = float(deploy_macros()["ADVISOR_WAIT_BOUND"])
+    for machine, job in ((TREATED_MACHINE, control), (CONTROL_MACHINE, treated)):
+        assert evaluate(ad, "ADVISOR_ALLOWS", machine, job, 10, waited=day - 60) is False
+        assert evaluate(ad, "ADVISOR_ALLOWS", machine, job, 10, waited=day + 60) is True

@@ -111,12 +111,19 @@ def test_epoch_ad_gives_start_and_end_on_the_slots_machine() -> None:
         "EpochWriteDate": 1600,
         "VacateReasonCode": 1011,
     }
-    started, ended = attempt_events(ad, {"pc2.example.org": 57.0})
+    asked = []
+
+    def draw(machine: str, started: float, ended: float, cpus: int) -> float:
+        asked.append((machine, started, ended, cpus))
+        return 57.0
+
+    started, ended = attempt_events({**ad, "RequestCpus": 2}, draw)
     assert started == AttemptStarted(1000.0, "3.0", "pc2.example.org")
     assert ended == AttemptEnded(
         1600.0, "3.0", "pc2.example.org", AttemptOutcome.EVICTED_OWNER, 1000.0, 57.0
     )
-    assert attempt_events({**ad, "RemoteHost": None}, {}) == []
+    assert asked == [("pc2.example.org", 1000.0, 1600.0, 2)]  # its share, of its cores
+    assert attempt_events({**ad, "RemoteHost": None}, draw) == []
 
 
 def test_a_removed_running_job_is_a_removal_not_an_owner_eviction(

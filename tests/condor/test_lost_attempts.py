@@ -44,7 +44,10 @@ def test_an_attempt_requeued_without_an_epoch_ad_ends_lost() -> None:
     started_then_idle(queue)
     events, _ = queue.update([ad(1, NOW + 30)], NOW + 30 + LOST_AFTER_S - 1)
     assert ends(events) == []  # its epoch ad may still come
-    events, _ = queue.update([ad(1, NOW + 30)], NOW + 30 + LOST_AFTER_S, {"pc1.example.org": 95})
+    watts = {"pc1.example.org": 95.0}
+    events, _ = queue.update(
+        [ad(1, NOW + 30)], NOW + 30 + LOST_AFTER_S, lambda m, started, ended, cpus: watts[m]
+    )
     lost = AttemptEnded(
         NOW + 30, "7.0", "pc1.example.org", AttemptOutcome.EVICTED_REBOOT, START, 95
     )

@@ -86,6 +86,22 @@ def test_offline_ads_carry_no_activity_and_mean_asleep(shared_data: Path) -> Non
     ]
 
 
+def test_a_sleeping_partitionable_machine_offers_its_cores_as_the_replay_counts_them(
+    shared_data: Path,
+) -> None:
+    # a power policy wakes only the machines the waiting jobs need: one of eight cores takes
+    # eight one-core jobs (plugins/power/base.py, ``_jobs_taken``), not one
+    (pslot,) = [
+        ad for ad in _ads(shared_data, "StatusAds/partionable8core") if ad.get("PartitionableSlot")
+    ]
+    pslot.update(Offline=True, Cpus=8, Memory=16000, State="Unclaimed")
+    machines = group_by_machine([pslot])
+    tracker = MachineTracker(active_idle_s=900)
+    tracker.update(machines, now=float(pslot["MyCurrentTime"]))
+    (view,) = tracker.views(machines)
+    assert (view.state, view.free_cores, view.free_memory_mb) == ("sleep", 8, 16000)
+
+
 @pytest.mark.parametrize("bogus", [-5, 10**12, "soon", None, True])
 def test_bogus_idle_values_are_ignored(shared_data: Path, bogus: object) -> None:
     ad = _ads(shared_data, "StatusAds/small1slot")[0]

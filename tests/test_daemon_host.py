@@ -474,21 +474,29 @@ class JobAdvisor(Ranker):
         return Advice(jobs={"1.0": JobAdvice(prio=2.0), "2.0": JobAdvice(hold=True)})
 
 
-def test_job_advice_no_sink_publishes_is_counted_and_said_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    clock = [1000.0]
-    daemon, _ = make_daemon(tmp_path, clock)
-    daemon.host.policy = JobAdvisor(PolicyContext(machines={}))
+def unpublished_said(
+    directory: Path, caplog: pytest.LogCaptureFixture, policy: type[Policy], sinks: list[Any]
+) -> tuple[list[str], bytes]:
+    """What two cycles of ``policy`` with ``sinks`` say of advice no sink publishes, and the
+    metrics then."""
+    daemon, _ = make_daemon(directory, [1000.0], sinks)
+    daemon.host.policy = policy(PolicyContext(machines={}))
+    caplog.clear()
     with caplog.at_level(logging.WARNING):
         daemon.host.cycle(1000.0)
         daemon.host.cycle(1060.0)
     said = [r.message for r in caplog.records if "sink publishes" in r.message]
+    return said, daemon.metrics.exposition()
+
+
+def test_job_advice_no_sink_publishes_is_counted_and_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    said, exposition = unpublished_said(tmp_path, caplog, JobAdvisor, [])
     assert said == [
         "ranker/1 gives job advice, which no configured sink publishes"
         " (pool.edit_jobs: true publishes it)"
     ]
-    exposition = daemon.metrics.exposition()
     assert b'advisor_advice_unpublished_total{kind="job"} 4.0' in exposition
 
 
@@ -735,19 +743,9 @@ def test_wake_advice_without_the_collector_merge_is_counted_and_said_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A sleeping startd runs no hook: only a merge into its offline ad reaches condor_rooster."""
-    clock = [1000.0]
-    daemon, _ = make_daemon(tmp_path, clock)
-    daemon.host.policy = Waker(PolicyContext(machines={}))
-    with caplog.at_level(logging.WARNING):
-        daemon.host.cycle(1000.0)
-        daemon.host.cycle(1060.0)
-    said = [r.message for r in caplog.records if "sink publishes" in r.message]
+    said, exposition = unpublished_said(tmp_path, caplog, Waker, [])
     assert len(said) == 1 and said[0].startswith("waker/1 gives wake advice")
     assert "pool.merge: true" in said[0]
-    assert b'advisor_advice_unpublished_total{kind="wake"} 2.0' in daemon.metrics.exposition()
-    merged, _ = make_daemon(tmp_path / "merged", clock, [MergeStartdSink(None, dict)])
-    merged.host.policy = Waker(PolicyContext(machines={}))
-    caplog.clear()
-    with caplog.at_level(logging.WARNING):
-        merged.host.cycle(1000.0)
-    assert not [r for r in caplog.records if "sink publishes" in r.message]
+    assert b'advisor_advice_unpublished_total{kind="wake"} 2.0' in exposition
+    merge = MergeStartdSink(None, dict)
+    assert unpublished_said(tmp_path / "merged", caplog, Waker, [merge])[0] == []

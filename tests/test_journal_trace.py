@@ -35,6 +35,8 @@ def test_the_exported_trace_keeps_the_machines_cores_and_the_jobs_requests(tmp_p
             JobQueued(MONDAY, "2.0", "bob"),
             AttemptStarted(MONDAY + 60, "1.0", "ep1"),
             AttemptEnded(MONDAY + H, "1.0", "ep1", AttemptOutcome.COMPLETED, MONDAY + 60),
+            AttemptStarted(MONDAY + 120, "2.0", "ep2"),
+            AttemptEnded(MONDAY + H, "2.0", "ep2", AttemptOutcome.COMPLETED, MONDAY + 120),
         ]
     )
     write_jobs(builder.job_table(), tmp_path / "jobs.csv")

@@ -120,6 +120,25 @@ def test_power_policies_speak_the_normal_advice_protocol() -> None:
         assert m.hold == (m.power == PowerAdvice.RESERVE_OFF)
 
 
+def test_a_machine_that_would_not_sleep_is_neither_switched_off_nor_reserved() -> None:
+    """Its startd ignores HIBERNATE (no wake-on-LAN, as most real ads say): "may-sleep" would
+    change nothing and "reserve-off" would hold it idle and awake; it stays ready for jobs."""
+    machines = [MachineView("a", "idle", 0.0, can_sleep=False), MachineView("b", "idle", 0.0)]
+    timeout = TimeoutPolicy(PolicyContext({}), {"t": 1.0})
+    quiet = timeout.advise(PoolView(machines, [0] * 24), 120.0)
+    assert {n: a.power for n, a in quiet.machines.items()} == {
+        "a": PowerAdvice.ON,
+        "b": PowerAdvice.MAY_SLEEP,
+    }
+    ppo = power_policies()["or-ppo"](PolicyContext({}), {"agent": tiny_agent()})
+    ppo.load_state({})
+    for view in (machines, machines[:1]):
+        reserved = ppo.advise(PoolView(view, [0] * 24), 0.0)
+        assert reserved.machines["a"] == dataclasses.replace(
+            reserved.machines["a"], power=PowerAdvice.ON, hold=False
+        )
+
+
 @pytest.mark.parametrize(("cores", "woken"), [(1, ["b", "c"]), (4, [])])
 def test_a_free_partitionable_machine_takes_as_many_waiting_jobs_as_it_has_free_cores(
     cores: int, woken: list[str]

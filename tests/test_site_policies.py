@@ -175,3 +175,12 @@ def test_a_replay_whose_advice_keeps_every_job_off_says_so(
     assert main([*argv, "--policy", "site-negative", "--out", str(tmp_path / "out")]) == 0
     said = capsys.readouterr().err
     assert "note: no job completed" in said and "a negative or NaN rank" in said
+    # jobs still running at the end were not kept off: no note blames the advice
+    jobs = tmp_path / "long.csv"
+    jobs.write_text("submit,job_id,user,runtime,remove\n1709542800,1.0,a,172800,\n")
+    short = ["--shape", "small-college", "--days", "1", "--reboot-hour", "none"]
+    assert (
+        main([*argv[:3], *short, "--jobs", str(jobs), "--policy", "site-fine", "--no-progress"])
+        == 0
+    )
+    assert "note: no job completed" not in capsys.readouterr().err

@@ -105,9 +105,8 @@ def test_a_last_line_torn_by_a_crash_is_skipped_and_cut_before_the_next_append(
     out = tmp_path / "out"
     assert main(["trace", "export", "--state", str(state), "--out", str(out)]) == 0
     assert read_jobs(out / "jobs.csv").job_id == ["1.0"]
-    Journal(state).append(
-        [JobQueued(T + 100, "2.0", "bob")], T + 100
-    )  # the restarted daemon goes on
+    done = AttemptEnded(T + 160, "2.0", "pc1", AttemptOutcome.COMPLETED, T + 110, 57.0)
+    Journal(state).append([JobQueued(T + 100, "2.0", "bob"), done], T + 160)  # it goes on
     assert main(["trace", "export", "--state", str(state), "--out", str(out)]) == 0
     assert read_jobs(out / "jobs.csv").job_id == ["1.0", "2.0"]
 

@@ -99,6 +99,12 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
     for note in notes:
         log.info(note)
     reboot_hour = getattr(args, "reboot_hour", CAMPUS_REBOOT_HOUR)
+    if not hasattr(args, "reboot_hour") and (args.machines or args.fta):  # a site's own pool
+        log.info(
+            "the machines reboot at %02d:00 UTC each night unless an owner is logged in (the "
+            "papers' campus); --reboot-hour none, or your pool's hour, if yours do not",
+            CAMPUS_REBOOT_HOUR,
+        )
     policy = build_policy(
         args.policy,
         trace,
@@ -126,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
         write_outputs(result, summary, args.out)
     print(format_table(summary))
     jobs = summary["jobs"]
-    if jobs["completed"] == 0 and jobs["unfinished_at_end"] > 0:  # a site's policy, often
-        print(
+    if jobs["completed"] == 0 and jobs["unfinished_at_end"] > 0 and jobs["attempts"] == 0:
+        print(  # (none ever started: a site's policy that keeps every job off, often)
             f"note: no job completed, {jobs['unfinished_at_end']} still waiting; advice that "
             "keeps jobs off (a negative or NaN rank, a hold on every machine) does this "
             "(docs/writing-a-policy.md, section 4)",

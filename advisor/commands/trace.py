@@ -42,8 +42,13 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from advisor.lab.journal_trace import export_trace
 
-    machines, sessions, jobs = export_trace(args.state, args.out)
+    machines, sessions, jobs, still_open = export_trace(args.state, args.out)
     print(f"wrote {machines} machines, {sessions} owner sessions and {jobs} jobs to {args.out}")
+    if still_open:
+        print(
+            f"left out: {still_open} jobs still queued or running at the journal's end "
+            "(their run time is not known yet)"
+        )
     return 0
 
 

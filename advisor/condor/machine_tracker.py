@@ -127,7 +127,8 @@ class MachineTracker:
                 since = min(s.entered or 0.0 for s in unclaimed)
                 cores = sum(s.cpus for s in unclaimed)
                 memory = sum(s.memory_mb for s in unclaimed)
-                views.append(MachineView(name, "idle", since, None, cores, memory))
+                can_sleep = all(s.can_sleep for s in slots)
+                views.append(MachineView(name, "idle", since, None, cores, memory, can_sleep))
         return views
 
     def state(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from plugins.contract.events import PowerState
 
 CLUSTER_ATTR = "AdvisorCluster"
 TYPE_ATTR = "AdvisorMachineType"
+WAKEABLE_ATTR = "AdvisorWakeable"
 STARTD_PROJECTION = (
     "Name",
     "Machine",
@@ -31,6 +32,9 @@ STARTD_PROJECTION = (
     "TotalCpus",
     "SlotType",
     "TotalSlotCpus",
+    "CanHibernate",
+    "IsWakeAble",
+    WAKEABLE_ATTR,
     CLUSTER_ATTR,
     TYPE_ATTR,
 )
@@ -56,6 +60,10 @@ class SlotAd:
     jobs_at_once: int
     """One-core jobs the slot adds to its machine's capacity: a partitionable slot's total cores,
     none for a dynamic slot (carved from it), one for a static slot (docs/slots.md)."""
+    can_sleep: bool = True
+    """False where the startd says it ignores HIBERNATE: it supports no sleep state
+    (``CanHibernate``) or its network card cannot wake it (``IsWakeAble``), unless the site says
+    it wakes anyway (``AdvisorWakeable = true``, for ``HIBERNATION_OVERRIDE_WOL``)."""
 
     @property
     def last_input(self) -> float | None:
@@ -107,6 +115,8 @@ def slot_from_ad(ad: Mapping[str, Any]) -> SlotAd | None:
         cluster=_text(ad.get(CLUSTER_ATTR)),
         mtype=_text(ad.get(TYPE_ATTR)),
         jobs_at_once=_jobs_at_once(ad),
+        can_sleep=ad.get("CanHibernate") is not False
+        and (ad.get("IsWakeAble") is not False or ad.get(WAKEABLE_ATTR) is True),
     )
 
 

@@ -82,15 +82,18 @@ class TraceBuilder:
             logout=np.array([r[2] for r in rows], dtype=float),
         )
 
+    def still_open(self) -> list[str]:
+        """Jobs still queued or running at the journal's end: neither completed nor removed."""
+        return [j for j, r in self.jobs.items() if not np.isfinite(r.runtime) and not r.removed]
+
     def job_table(self) -> Jobs:
-        """Jobs that never completed are removed when their user removed them, else at the end
-        of the observation (they were still queued or running)."""
-        ids = sorted(self.jobs, key=lambda j: self.jobs[j].submit)
+        """The jobs that completed, and those their user removed (never finishing, removed
+        then). Those still open at the end are left out: their run time is not known yet, and
+        a removal at the end would count their runs as wasted by a removal nobody made."""
+        left_out = set(self.still_open())
+        ids = sorted((j for j in self.jobs if j not in left_out), key=lambda j: self.jobs[j].submit)
         recs = [self.jobs[j] for j in ids]
-        remove = [
-            np.inf if np.isfinite(r.runtime) else (r.removed or max(self.end, r.submit))
-            for r in recs
-        ]
+        remove = [np.inf if np.isfinite(r.runtime) else r.removed for r in recs]
         return Jobs(
             job_id=ids,
             user=[r.user for r in recs],
@@ -133,9 +136,10 @@ def _why_no_journal(state: Path) -> str:
     )
 
 
-def export_trace(state: Path, out: Path) -> tuple[int, int, int]:
+def export_trace(state: Path, out: Path) -> tuple[int, int, int, int]:
     """Write ``machines.yaml``, ``owners.csv`` and ``jobs.csv`` from the journal in ``state``
-    into ``out``; the numbers of machines, owner sessions and jobs written."""
+    into ``out``; the numbers of machines, owner sessions and jobs written, and of the jobs
+    left out (still queued or running at the journal's end)."""
     try:
         journaled = (state / JOURNAL_DIR / "machines.json").exists()
     except PermissionError as exc:  # the state directory is the advisor's own, 0700
@@ -152,4 +156,4 @@ def export_trace(state: Path, out: Path) -> tuple[int, int, int]:
     write_owner_sessions(sessions, inventory, out / "owners.csv")
     jobs = builder.job_table()
     write_jobs(jobs, out / "jobs.csv")
-    return len(inventory.machines), len(sessions), len(jobs)
+    return len(inventory.machines), len(sessions), len(jobs), len(builder.still_open())

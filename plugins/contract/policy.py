@@ -50,6 +50,9 @@ class MachineView:
     follows: str | None = None
     free_cores: int = 1
     free_memory_mb: float = math.inf
+    can_sleep: bool = True
+    """False for a machine that would not sleep on advice (its startd ignores HIBERNATE): a
+    power policy neither reserves it nor lets it sleep, as holding it awake only idles it."""
 
 
 @dataclass(frozen=True, slots=True)

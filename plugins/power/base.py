@@ -121,8 +121,9 @@ class PowerPolicy(Policy):
         decision = self.decide(cluster)
         sleeping = [i for i, m in enumerate(view.machines) if m.state != "idle"]
         awake = [i for i, m in enumerate(view.machines) if m.state == "idle"]
-        reserved = set((sleeping + awake)[: max(0, decision.reserve)])
-        switched_off = set(decision.switch_off)
+        can_sleep = [i for i in awake if view.machines[i].can_sleep]  # (the others stay ready)
+        reserved = set((sleeping + can_sleep)[: max(0, decision.reserve)])
+        switched_off = {i for i in decision.switch_off if view.machines[i].can_sleep}
         ready = [i for i in awake if i not in reserved and i not in switched_off]
         # wake only the sleeping machines the waiting jobs need beyond what the awake free take
         taken = sum(self._jobs_taken(view.machines[i]) for i in ready)

@@ -15,6 +15,9 @@ import numpy as np
 from simulator.traces.errors import TraceError
 
 TIME_EXPECTED = "unix seconds or an ISO-8601 time with zone, like 2010-01-04T09:13:00Z"
+LATEST_S = 1e11
+"""A unix time past this (the year 5138) is milliseconds, or finer, written as seconds."""
+MILLISECONDS_EXPECTED = "unix seconds (this looks like milliseconds: divide by 1000)"
 _BOOLS = {"": False, "0": False, "1": True, "false": False, "true": True, "no": False, "yes": True}
 
 Path_ = str | PathLike[str]
@@ -53,6 +56,10 @@ def parse_times(col: Sequence[str], path: Path_, lines: np.ndarray, field: str) 
             count=len(col),
         )
     _check_range(arr, col, path, lines, field, TIME_EXPECTED, None)
+    late = arr > LATEST_S
+    if late.any():
+        i = int(np.argmax(late))
+        raise TraceError(path, int(lines[i]), field, MILLISECONDS_EXPECTED, col[i])
     return arr
 
 

@@ -206,3 +206,27 @@ def test_a_session_of_a_machine_whose_clock_runs_ahead_never_ends_before_it_bega
         OwnerSessionEnded(began.time, busy["Machine"]),
         MachinePowerChanged(began.time, busy["Machine"], PowerState.OFF),
     ]
+
+
+def test_a_machine_whose_startd_would_ignore_hibernate_is_said_not_to_sleep(
+    shared_data: Path,
+) -> None:
+    """The real ads say ``IsWakeAble = false`` (no wake-on-LAN): HTCondor's startd then ignores
+    HIBERNATE, so power advice must not count on its sleep, unless the site says it wakes it
+    otherwise (``AdvisorWakeable = true``, with ``HIBERNATION_OVERRIDE_WOL``)."""
+    ads = _ads(shared_data, "StatusAds/basic4slot")
+    for ad in ads:
+        ad["KeyboardIdle"] = 5000
+    assert ads[0]["IsWakeAble"] is False and ads[0]["CanHibernate"] is True
+    tracker = MachineTracker(active_idle_s=900)
+    tracker.update(group_by_machine(ads), now=0.0)
+    (view,) = tracker.views(group_by_machine(ads))
+    assert view.can_sleep is False
+    for ad in ads:
+        ad["AdvisorWakeable"] = True
+    (view,) = tracker.views(group_by_machine(ads))
+    assert view.can_sleep is True
+    for ad in ads:
+        ad["CanHibernate"] = False  # no sleep state at all: nothing wakes it from one
+    (view,) = tracker.views(group_by_machine(ads))
+    assert view.can_sleep is False

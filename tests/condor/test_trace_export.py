@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
+
+import pytest
 
 from advisor.cli import main
 from advisor.condor.journal import Journal
@@ -38,7 +41,9 @@ EVENTS: list[Event] = [
 ]
 
 
-def test_journal_round_trips_and_exports_a_replayable_trace(tmp_path: Path) -> None:
+def test_journal_round_trips_and_exports_a_replayable_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     state = tmp_path / "state"
     journal = Journal(state)
     journal.save_machines(
@@ -49,18 +54,25 @@ def test_journal_round_trips_and_exports_a_replayable_trace(tmp_path: Path) -> N
     assert list(read_events(state)) == EVENTS
     out = tmp_path / "trace"
     assert main(["trace", "export", "--state", str(state), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "left out: 1 jobs still queued or running at the journal's end" in said
     inventory = read_inventory(out / "machines.yaml")
     assert [m.name for m in inventory.machines] == ["pc1", "pc2"]
     sessions = read_owner_sessions(out / "owners.csv", inventory)
     assert sessions.login.tolist() == [T + 50, T + 200]
     assert sessions.logout.tolist() == [T + 90, T + 200]  # still open: ends with the journal
     jobs = read_jobs(out / "jobs.csv")
-    assert jobs.job_id == ["1.0", "2.0"]
+    assert jobs.job_id == ["1.0"]  # 2.0 still runs: no one removed it, its run time is unknown
     assert jobs.runtime[0] == 100.0 and math.isinf(jobs.remove[0])
-    assert math.isinf(jobs.runtime[1]) and jobs.remove[1] == T + 200  # never finished
     replay = ["replay", "--machines", str(out / "machines.yaml"), "--owners"]
     replay += [str(out / "owners.csv"), "--jobs", str(out / "jobs.csv"), "--out", str(tmp_path)]
-    assert main([*replay, "--no-progress"]) == 0
+    with caplog.at_level(logging.INFO, logger="htcondor_advisor.replay"):
+        assert main([*replay, "--no-progress"]) == 0
+    assert "the machines reboot at 03:00 UTC each night" in caplog.text  # an assumption, said
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="htcondor_advisor.replay"):
+        assert main([*replay, "--reboot-hour", "none", "--no-progress"]) == 0
+    assert "reboot" not in caplog.text
 
 
 def test_export_without_a_journal_is_a_user_error(tmp_path: Path, capsys) -> None:

@@ -22,7 +22,7 @@ from plugins.contract.policy import MachineInfo
 
 KEPT_S = 8 * DAY
 Draw = Callable[[str, float, float, int], float]
-"""An attempt's mean watts from its machine, start, end and cores (``CoreShares.draw``)."""
+"""An attempt's mean watts from its machine, start, end and cores (``CoreShares.drawing``)."""
 BUSY_STATES = frozenset({"Claimed", "Preempting"})
 
 

@@ -24,6 +24,7 @@ from simulator.traces import (
     read_owner_sessions,
     read_swf,
     swf_jobs,
+    unrecorded,
 )
 
 
@@ -190,7 +191,8 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         trace = Trace(inventory, owners, Jobs([], [], *(np.empty(0),) * 3), start, start)
     else:
         assert spec.fta is not None
-        inventory, down = fta_unavailability(read_fta(spec.fta), limit=spec.fta_nodes)
+        fta = read_fta(spec.fta)
+        inventory, down = fta_unavailability(fta, limit=spec.fta_nodes)
         if not inventory.machines:
             raise SourceError(f"{spec.fta}: no node in it; an FTA event_trace.tab lists nodes")
         start = float(down.start.min()) if len(down.start) else math.inf
@@ -219,6 +221,14 @@ def assemble(spec: SourceSpec) -> tuple[Trace, list[str]]:
         trace.inventory.machines = [dataclasses.replace(m, slots=spec.slots) for m in machines]
     if spec.scenario is None:
         _period(trace, spec.days)
+    if spec.fta is not None:
+        silent = unrecorded(fta, trace.inventory, trace.start, trace.end)
+        if silent:
+            notes.append(
+                f"{spec.fta}: {silent} of {len(trace.inventory.machines)} nodes have no interval"
+                " in the replayed period, so are up throughout (--fta-nodes takes the first by"
+                " id)"
+            )
     trace.jobs, unfit = runnable(trace)
     if unfit:
         notes.append(unfit)

@@ -132,8 +132,8 @@ def test_explain_shows_the_published_ranks_and_which_job_classes_they_keep_off(
     assert "kept off every job class (every rank is negative)" in texts["ranked-off"]
     assert "kept off every job class (AdvisorHold is true)" in texts["held"]
     assert "kept off every job class (every rank is negative)" in plain  # AdvisorRank -3 for all
-    assert "AdvisorRankByPriorHours" not in plain
-    assert "AdvisorPredictedIdle  11520.0 s (3 h 12 min)" in plain
+    assert "AdvisorRankByPriorHours  0-23: -3.0" in plain  # published whole, so a job's own
+    assert "AdvisorPredictedIdle     11520.0 s (3 h 12 min)" in plain  # is never read instead
 
 
 def test_times_are_iso_or_durations_in_the_text_and_numbers_with_iso_twins_in_the_json(

@@ -62,3 +62,28 @@ def test_a_job_removed_while_queued_leaves_the_trace_when_its_user_removed_it() 
         "1.0": MONDAY + H,
         "2.0": MONDAY + 3 * H,
     }
+
+
+def test_a_job_removed_while_held_leaves_the_trace_at_its_hold() -> None:
+    """Held after an hour's run and removed a day later, it ran no more after the hold; one
+    held, released and run again before its removal is removed when its user removed it."""
+    builder = TraceBuilder()
+    builder.feed(
+        [
+            JobQueued(MONDAY, "1.0", "ann"),
+            JobQueued(MONDAY, "2.0", "ann"),
+            AttemptStarted(MONDAY + 60, "1.0", "ep1"),
+            AttemptEnded(MONDAY + H, "1.0", "ep1", AttemptOutcome.HELD, MONDAY + 60),
+            AttemptStarted(MONDAY + 60, "2.0", "ep2"),
+            AttemptEnded(MONDAY + H, "2.0", "ep2", AttemptOutcome.HELD, MONDAY + 60),
+            AttemptStarted(MONDAY + 2 * H, "2.0", "ep2"),  # released
+            JobRemoved(MONDAY + 25 * H, "1.0"),
+            AttemptEnded(MONDAY + 26 * H, "2.0", "ep2", AttemptOutcome.EVICTED_OWNER, MONDAY),
+            JobRemoved(MONDAY + 27 * H, "2.0"),
+        ]
+    )
+    jobs = builder.job_table()
+    assert dict(zip(jobs.job_id, jobs.remove.tolist(), strict=True)) == {
+        "1.0": MONDAY + H,
+        "2.0": MONDAY + 27 * H,
+    }

@@ -69,6 +69,9 @@ CompletionDate = 1700003000
 *** ProcId = 0 ClusterId = 9 Owner = "bob" CompletionDate = 1700003000
 """
 
+DASH_LONG = re.sub(r"^\*\*\*.*$", "", LONG, flags=re.MULTILINE)
+"""``condor_history -long``: a blank line after each ad."""
+
 EXPECTED = [  # id, user, submit, runtime, remove, cpus, memory
     ("7.0@ap1.example.org", "alice", 1700000000, 3600, np.inf, 2, 300),
     ("7.1@ap1.example.org", "alice", 1700000000, 600, np.inf, 1, 2048),
@@ -122,6 +125,32 @@ def test_every_saved_form_of_one_history_gives_the_same_jobs(tmp_path: Path, for
     path = tmp_path / "history"
     path.write_text(text)
     assert _rows(path) == EXPECTED
+
+
+@pytest.mark.parametrize(
+    ("last", "removed_at"),
+    [
+        (
+            "LastJobStatus = 5\nJobCurrentStartDate = 1700000900\nLastVacateTime = 1700001000",
+            1700001000,
+        ),
+        ("LastJobStatus = 5", 1700000500),
+        (
+            "LastJobStatus = 1\nJobCurrentStartDate = 1700000900\nLastVacateTime = 1700001000",
+            1700002300,
+        ),
+    ],
+    ids=["held after a run", "held before any", "idle after a run"],
+)
+def test_a_job_removed_while_held_is_replayed_as_removed_at_its_hold(
+    tmp_path: Path, last: str, removed_at: float
+) -> None:
+    """bob's job 8.0 was removed at 1700002300. Held first, it ran no more after its last
+    attempt: replayed until its removal, it would burn the time it sat held as waste."""
+    path = tmp_path / "history"
+    path.write_text(LONG.replace("RemoteWallClockTime = 1700.0", last))
+    jobs = history_jobs([(path, read_history_ads(path, READ))]).jobs
+    assert jobs.remove[jobs.job_id.index("8.0@ap1.example.org")] == removed_at
 
 
 def test_only_what_is_needed_is_parsed_unless_an_expression_needs_the_rest(tmp_path: Path) -> None:
@@ -294,8 +323,16 @@ XML = """\
             r"history:1: expected condor_history output, and this is a job event log",
         ),
         ("...\n001 (001.000.000) 2024-01-01 10:00:05 Job executing on host\n", r"job event log"),
+        (LONG[: LONG.index("*** ProcId = 1")], r"history:27: .*cut short within its last ad"),
+        (
+            DASH_LONG[: DASH_LONG.index("RequestCpus = 1")],
+            r"history:25: .*, got 'CompletionDate = 1700000700'",
+        ),
     ],
-    ids=["garbage", "empty array", "cut -json", "cut -xml", "-xml without end", "log", "log..."],
+    ids=[
+        *("garbage", "empty array", "cut -json", "cut -xml", "-xml without end", "log", "log..."),
+        *("cut history file", "cut -long"),
+    ],
 )
 def test_a_history_without_a_whole_job_ad_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str

@@ -29,11 +29,12 @@ def advice_attributes(
         "AdvisorExpires": float(expires),
         "AdvisorPolicy": policy,
     }
-    if advice.rank_by_prior_hours is not None:
-        ranks = [float(r) for r in advice.rank_by_prior_hours]
-        # a class past a short list's end reads its last rank (rank_for) where the shipped
-        # expressions would fall back to AdvisorRank: published whole, both read alike
-        attrs["AdvisorRankByPriorHours"] = ranks + ranks[-1:] * (PRIOR_HOURS_CLASSES - len(ranks))
+    # Always published whole, AdvisorRank for every class when the advice ranks none apart:
+    # START reads a name the machine ad lacks from the job ad, where a job's own list would
+    # override the machine's rank; a class past a short list's end reads its last rank
+    # (rank_for), where the shipped expressions would fall back to AdvisorRank.
+    ranks = [float(r) for r in advice.rank_by_prior_hours or (advice.rank,)]
+    attrs["AdvisorRankByPriorHours"] = ranks + ranks[-1:] * (PRIOR_HOURS_CLASSES - len(ranks))
     if advice.predicted_idle_s is not None and math.isfinite(advice.predicted_idle_s):
         attrs["AdvisorPredictedIdle"] = float(advice.predicted_idle_s)
     if advice.arm is not None:  # a control group's split (plugins/contract/machine_split.py)

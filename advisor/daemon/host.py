@@ -28,6 +28,7 @@ from advisor.daemon.policy_answer import answer, failed_to_learn
 from advisor.daemon.pool_health import PoolHealth
 from advisor.daemon.recurring import Recurring
 from advisor.daemon.standing import StandingAdvice
+from advisor.daemon.unanswered_wakes import UnansweredWakes
 from advisor.daemon.unpublished import Unpublished
 from advisor.daemon.woken import WokenMachines
 from advisor.ports import AdviceSink, PoolSource, SinkRefused
@@ -76,8 +77,9 @@ class PolicyHost:
             lambda: deque(maxlen=RECENT_PER_MACHINE)
         )
         self.described: set[str] = set()
-        self.woken = WokenMachines()
         """Machines said to be described otherwise than learned (``join``)."""
+        self.woken = WokenMachines()
+        self.wakes = UnansweredWakes(metrics)
         self.events_seen = 0
         self.cycles = 0
         self.decided = Advice()
@@ -188,7 +190,7 @@ class PolicyHost:
                 self.recurring.say("stale", text, now)
                 return Advice()
             self.recurring.ended("stale", f"advice renewed again at {iso(now)}")
-            view = self.standing.ask(self.view)
+            view = self.standing.ask(self.wakes.screen(self.view, now))
             split = self.control.split if self.control is not None else None
             asked = split.ask(view) if split else view
             decided, self.failing = answer(self.policy, asked, now, self.machines, self.recurring)
@@ -213,6 +215,8 @@ class PolicyHost:
                     "dry run at %s: %d machine, %d job advice not published", iso(now), *counts
                 )
                 return advice
+            if any(getattr(sink, "reaches_sleeping", False) for sink in self.sinks):
+                self.wakes.published(advice.machines, view, now)
             for sink in self.sinks:
                 try:
                     sink.publish(advice, now)
@@ -252,6 +256,7 @@ class PolicyHost:
                 "recent": {m: [event_record(e) for e in ring] for m, ring in self.recent.items()},
                 "counters": {"events": self.events_seen, "cycles": self.cycles},
                 "woken": self.woken.state_dict(),
+                "wakes": self.wakes.state_dict(),
                 **({"control": self.control.state_dict()} if self.control is not None else {}),
             }
 
@@ -271,6 +276,7 @@ class PolicyHost:
             if self.control is not None and "control" in state:
                 self.control.load_state(state["control"])
             self.woken.load_state(state.get("woken", {}))  # (absent before it was kept)
+            self.wakes.load_state(state.get("wakes", {}))
             self.events_seen = int(state["counters"]["events"])
             self.cycles = int(state["counters"]["cycles"])
 

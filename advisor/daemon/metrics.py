@@ -77,6 +77,11 @@ class DaemonMetrics:
             "1 while no view was confirmed within publish.stale_after (advice is not renewed)",
             registry=r,
         )
+        self.unwakeable = Gauge(
+            "advisor_machines_unwakeable",
+            "Sleeping machines left out of the advice because they did not wake when advised",
+            registry=r,
+        )
         self.last_observation: float | None = None
         self.last_retrain: float | None = None
         self.last_snapshot: float | None = None

@@ -33,6 +33,10 @@ from simulator.traces.errors import TraceError
 
 FORMS = "condor_history output (-json, -jsonl, -xml, -long, the history file, an -af:h table)"
 CUT_SHORT = "condor_history {} output that ends with {!r}: the file is cut short, save it again"
+CUT_LONG = (
+    "each ad of condor_history -long output to end with a blank line (the history file's, with"
+    " a *** line): the file is cut short within its last ad, save it again"
+)
 Names = Collection[str] | None
 """The attributes to keep of each ad (None: every one)."""
 CHUNK = 1 << 23
@@ -189,7 +193,10 @@ def _long_ads(
     24 s and 110 MB (the whole command)."""
     wanted = None if names is None else _lines_of(names)
     line = skipped + 1
-    for block in _blocks(chunks):
+    for block, ended in _blocks(chunks):
+        if not ended:  # condor_history ends each ad with a blank line, the history file with ***
+            last = block.rstrip("\n").rpartition("\n")[2]
+            raise TraceError(path, line + block.rstrip("\n").count("\n"), None, CUT_LONG, last)
         if block:
             kept = block if wanted is None else "\n".join(wanted.findall(block))
             ad = _parse(path, kept, line)
@@ -197,14 +204,15 @@ def _long_ads(
         line += block.count("\n") + 1
 
 
-def _blocks(chunks: Iterable[str]) -> Iterator[str]:
+def _blocks(chunks: Iterable[str]) -> Iterator[tuple[str, bool]]:
     """The text between separators (a blank line or a ``***`` banner), each with its lines'
-    newlines; an empty string for each separator that follows another."""
+    newlines (an empty string for each separator that follows another), and whether a
+    separator ended it: the text after the last one ends the file within an ad."""
     pending = ""
     for chunk in chunks:
         *done, pending = SEPARATOR.split(pending + chunk)
-        yield from done
-    yield pending
+        yield from ((block, True) for block in done)
+    yield pending, not pending.strip()
 
 
 def _lines_of(names: Collection[str]) -> re.Pattern[str]:

@@ -5,7 +5,9 @@ condor_history").
 
 A vanilla job restarts from the beginning after an eviction, so what a job needs is the attempt
 that completed, not its whole wall time. A removed job never completed: the replay runs it as a
-job that never finishes, removed when its user removed it.
+job that never finishes, removed when its user removed it, or when it was held if it was held
+then (the shadow stamps ``LastVacateTime`` when it ends an attempt; a job held before any run
+never ran, and is removed as it is submitted).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ ATTRIBUTES = (
     *("ClusterId", "ProcId", "GlobalJobId", "Owner", "QDate", "JobUniverse", "JobStatus"),
     *("EnteredCurrentStatus", "CompletionDate", "JobCurrentStartDate", "CommittedTime"),
     *("RemoteWallClockTime", "NumJobStarts", "RequestCpus", "RequestMemory"),
+    *("LastJobStatus", "LastVacateTime"),
 )
 """What is read of a job ad (``condor_history -af:h`` needs them named)."""
 READ = (*ATTRIBUTES, "MemoryUsage", "ImageSize", "ResidentSetSize")
@@ -36,7 +39,7 @@ READ = (*ATTRIBUTES, "MemoryUsage", "ImageSize", "ResidentSetSize")
 of an ad is parsed only where one of its expressions needs it (history_ads.py)."""
 GLOBAL_JOB_ID = re.compile(r"^([^#]+)#(\d+\.\d+)#")
 """``schedd#cluster.proc#qdate``."""
-REMOVED, COMPLETED = 3, 4
+REMOVED, COMPLETED, HELD = 3, 4, 5
 IN_A_SLOT = {5, 10, 13}
 """Universes whose jobs run in an execute point's slot: vanilla (and container), java, vm."""
 BACKWARDS = "completed before it started (CompletionDate before JobCurrentStartDate)"
@@ -152,6 +155,10 @@ def _row(path: str | PathLike[str], ad: classad2.ClassAd, index: int) -> _Row | 
         removed = _number(ad, "EnteredCurrentStatus")
         if removed <= 0:
             return "removed, without EnteredCurrentStatus"
+        if int(_number(ad, "LastJobStatus")) == HELD:  # it ran no more once held
+            ran = _number(ad, "JobCurrentStartDate") > 0
+            ended = _number(ad, "LastVacateTime", removed) if ran else submit
+            removed = min(removed, ended)
         return _Row(submit, user, np.inf, max(removed, submit), cpus, memory)
     return f"JobStatus {status}"
 

@@ -42,6 +42,8 @@ class JobRecord:
     runtime: float = float("inf")
     removed: float | None = None
     cpus: int = 1
+    held: float | None = None
+    """When its last attempt ended in a hold (none since): a removal then ends it no later."""
 
 
 @dataclass
@@ -63,15 +65,18 @@ class TraceBuilder:
             elif isinstance(e, JobQueued):
                 self.jobs.setdefault(e.job_id, JobRecord(e.time, e.user, cpus=e.cpus))
             elif isinstance(e, AttemptStarted):
-                self.jobs.setdefault(e.job_id, JobRecord(e.time))
+                self.jobs.setdefault(e.job_id, JobRecord(e.time)).held = None
             elif isinstance(e, AttemptEnded):
                 job = self.jobs.setdefault(e.job_id, JobRecord(e.started))
                 if e.outcome is AttemptOutcome.COMPLETED:
                     job.runtime = max(e.time - e.started, 0.0)  # clocks skew
                 elif e.outcome is AttemptOutcome.REMOVED:
                     job.removed = e.time
+                elif e.outcome is AttemptOutcome.HELD:
+                    job.held = e.time
             elif isinstance(e, JobRemoved) and e.job_id in self.jobs:
-                self.jobs[e.job_id].removed = e.time
+                job = self.jobs[e.job_id]  # held till then, it ran no more after the hold
+                job.removed = e.time if job.held is None else min(job.held, e.time)
 
     def owner_sessions(self, index: Mapping[str, int]) -> OwnerSessions:
         rows = [*self.sessions, *((t, m, self.end) for m, t in self.open_sessions.items())]

@@ -10,7 +10,7 @@ from simulator.traces.csv_traces import (
     write_owner_sessions,
 )
 from simulator.traces.errors import TraceError
-from simulator.traces.fta import FtaTrace, fta_unavailability, read_fta
+from simulator.traces.fta import FtaTrace, fta_unavailability, read_fta, unrecorded
 from simulator.traces.inventory_yaml import read_inventory, write_inventory
 from simulator.traces.swf import SwfLog, read_swf, swf_jobs
 
@@ -25,6 +25,7 @@ __all__ = [
     "read_owner_sessions",
     "read_swf",
     "swf_jobs",
+    "unrecorded",
     "write_inventory",
     "write_jobs",
     "write_owner_sessions",

@@ -135,6 +135,14 @@ def fta_unavailability(
     return inventory, Unavailability(machine[order], fta.start[rows], fta.stop[rows])
 
 
+def unrecorded(fta: FtaTrace, inventory: Inventory, start: float, end: float) -> int:
+    """How many of ``inventory``'s nodes have no interval within [start, end): replayed as up
+    throughout, though the trace may not yet (or no longer) list them."""
+    within = (fta.start < end) & (fta.stop > start)
+    seen = {f"node-{n}" for n in np.unique(fta.node_id[within]).tolist()}
+    return sum(m.name not in seen for m in inventory.machines)
+
+
 def _ints(path: Path_, line: np.ndarray, field: str, col: tuple[str, ...]) -> np.ndarray:
     """Whole numbers (``10.000`` style is accepted when integral); NULL only for the end reason."""
     out = np.empty(len(col), dtype=np.int64)

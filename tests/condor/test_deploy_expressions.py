@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import htcondor2  # noqa: F401  (HTCondor's old ClassAd semantics, as in every daemon: see below)
 import pytest
 from conftest import PROJECT_ROOT
 from tracekit import Recorder, trace
@@ -39,6 +40,9 @@ SITE_DEFAULTS = {
 }
 """HTCondor 25's defaults for the knobs the fragments extend (condor_config_val -dump)."""
 MACRO = re.compile(r"\$\((\w+)\)")
+"""The expressions read unscoped names: a machine's own first, else the job's, as HTCondor's
+daemons look them up. classad2 does so (``ExprTree.eval(machine, job)``) only under the old
+ClassAd semantics, which importing htcondor2 turns on (as parsing an old-syntax ad does)."""
 
 
 def deploy_macros(site: dict[str, str] | None = None) -> dict[str, str]:

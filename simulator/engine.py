@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator
 from heapq import heappush
 from typing import Any
 
-Callback = Callable[[Any], None]
+Callback = Callable[[Any], object]
+"""What the engine runs; what it returns is not read."""
 
 
 class Engine:

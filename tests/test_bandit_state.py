@@ -42,6 +42,25 @@ def test_restored_policy_decides_exactly_as_the_saved_one(campus, name: str) -> 
         assert a.machines == b.machines
 
 
+@pytest.mark.parametrize(("before", "after"), [("all", "last:50"), ("last:50", "all")])
+def test_a_changed_history_option_carries_the_estimates_over(
+    campus, before: str, after: str
+) -> None:
+    """An administrator changes ``history`` and restarts: the snapshot's estimates continue
+    (before, ``all`` to ``last:N`` divided by zero, and the daemon set every snapshot aside and
+    started over; ``last:N`` to ``all`` halved the estimates without a word)."""
+    trained = cast(PlacementBandit, build_policy("bandit-cluster", campus, {"history": before}))
+    replay(campus, trained, seed=9)
+    saved = json.loads(json.dumps(trained.state_dict()))
+    restored = cast(PlacementBandit, build_policy("bandit-cluster", campus, {"history": after}))
+    restored.load_state(saved)
+    for state, values in trained.agent.values.items():
+        for action, value in values.items():
+            kept = restored.agent.values[state][action]
+            assert kept == pytest.approx(value)
+            assert kept == pytest.approx(restored.agent.estimates[state][action].value)
+
+
 def test_options_from_the_command_line_are_checked() -> None:
     cls = policy_class("bandit-cluster")
     parsed = parse_options(

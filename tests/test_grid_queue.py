@@ -7,7 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, Event, JobQueued
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    Event,
+    JobQueued,
+    JobRemoved,
+)
 from plugins.contract.policy import PolicyContext, PoolView
 from plugins.contract.registry import policy_class
 from plugins.utility.ordering import EdfPolicy, FifoPolicy
@@ -138,3 +145,19 @@ def test_the_events_a_policy_wants_keep_its_queue_model_true() -> None:
             policy.observe(event)
     assert policy.model.state(100.0)[1] == 2  # both processors idle again
     assert policy.group_advice(100.0)["a"].received == 1.0
+
+
+@pytest.mark.parametrize("name", ["fifo", "edf", "sjf", "utility-sarsa"])
+def test_a_job_removed_while_waiting_leaves_the_order(name: str) -> None:
+    """Idle jobs their users removed (and, live, DAGMan itself: event_log.py) never start: kept,
+    they headed a FIFO order for ever, and past ``publish_top`` of them no real job got a
+    JobPrio."""
+    policy = policy_class(name)(PolicyContext(processors(1)), {"publish_top": "2"})
+    for k in range(4):
+        queued = JobQueued(float(k), f"j{k}", "alice", expected_runtime_s=3600.0)
+        policy.observe(queued)
+    for k in range(2):
+        removed = JobRemoved(5.0, f"j{k}")
+        assert type(removed) in policy.WANTS
+        policy.observe(removed)
+    assert set(policy.advise(PoolView((), ()), 10.0).jobs) == {"j2", "j3"}

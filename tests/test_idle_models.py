@@ -118,7 +118,9 @@ def test_no_model_yet_means_neutral_advice_and_deferred_job_advice() -> None:
 def test_min_and_max_ensembles_take_the_lower_and_the_higher_model() -> None:
     lo, hi = _policy(IdleMinPolicy), _policy(IdleMaxPolicy)
     t = lo.trainer
-    x = features_now(lo.histories["pc1"], NOW, NOW - H, t.codes["pc1"], t.calendar, t.feature_names)
+    x = features_now(
+        lo.histories["pc1"], NOW, NOW - H, t.layout.codes["pc1"], t.calendar, t.feature_names
+    )
     rf, mlp = lo.models["pc1"].predict(np.array([x]))
     assert lo.predict("pc1", NOW, NOW - H) == pytest.approx(max(0.0, min(rf[0], mlp[0])))
     assert hi.predict("pc1", NOW, NOW - H) == pytest.approx(max(0.0, max(rf[0], mlp[0])))
@@ -140,7 +142,13 @@ def test_saved_models_load_back_with_identical_predictions(tmp_path: Path) -> No
     models = _policy().models
     x = np.random.default_rng(5).random((20, len(BEST_FEATURES)))
     save_models(
-        tmp_path, models, window=(MONDAY, NOW), features=BEST_FEATURES, options={}, scores={}
+        tmp_path,
+        models,
+        window=(MONDAY, NOW),
+        features=BEST_FEATURES,
+        options={},
+        scores={},
+        reboot_hour=None,
     )
     meta = read_meta(tmp_path)
     loaded = pickle.loads((tmp_path / "models.pkl").read_bytes())

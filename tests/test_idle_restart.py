@@ -207,6 +207,34 @@ def test_a_restarted_policy_refits_the_models_it_had(tmp_path: Path) -> None:
             )
 
 
+def test_a_restart_from_a_store_scores_no_month_twice() -> None:
+    """Started from a store (trained to day 20), retrained on day 40 (scoring the store's
+    models on days 20 to 40), restarted: the refit at start installs the store's models again
+    and fits at day 40; scored again, each restart added the store's month to the scores the
+    ``last-month`` and ``best-avg`` rules pick a model by."""
+    events = owner_days(40)
+    first = idle_policy()
+    for event in events:
+        first.observe(event)
+    first.retrain(START + 20 * DAY)
+    store, store_until = dict(first.models), START + 20 * DAY
+    first.retrain(START + 40 * DAY)
+    rows = len(first.trainer.accuracy)
+    assert rows and {r["month_start"] for r in first.trainer.accuracy} == {store_until}
+    state = json.loads(json.dumps(first.state_dict()))
+    for _ in range(2):
+        again = idle_policy()
+        again.load_state(state)
+        for event in events:
+            again.observe(event)
+        had = trained_until(again)
+        again.install(store, store_until)  # learning.idle_models
+        assert had is not None and refit_at_start(again, had)
+        again.retrain(had)
+        assert len(again.trainer.accuracy) == rows
+        state = json.loads(json.dumps(again.state_dict()))
+
+
 def test_refit_only_when_the_models_at_start_are_older_than_those_lost() -> None:
     policy = idle_policy()
     assert not refit_at_start(policy, None)  # never trained: nothing was lost

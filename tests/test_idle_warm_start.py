@@ -43,28 +43,34 @@ def test_a_twin_from_stored_models_advises_from_its_first_day(
     with caplog.at_level("INFO"):
         warm = twin(tmp_path, "warm", {"idle_models": str(store)})
     cold = twin(tmp_path, "cold", {})
-    assert "idle-min/1 starts from 71 models of" in caplog.text
+    assert "idle-min/1 starts from the models of" in caplog.text
+    assert "71 models; 0 of 71 machines have none yet" in caplog.text
     # the first week: the cold policy has no model yet, so it leaves the pool as random would
     assert (warm / "jobs.csv").read_text() != (cold / "jobs.csv").read_text()
 
 
-def test_a_store_of_other_library_versions_is_one_line(
-    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+def test_a_store_of_other_library_versions_is_said_and_left_out(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A routine upgrade of the host's packages must not stop the daemon (exit 2, which
+    systemd does not restart): it goes on without the store, and says why in one line."""
     meta = json.loads((store / "meta.json").read_text())
     meta["libraries"]["scikit-learn"] = "0.1"
     other = tmp_path / "other"
     other.mkdir()
     (other / "meta.json").write_text(json.dumps(meta))
     (other / "models.pkl").write_bytes((store / "models.pkl").read_bytes())
-    config = tmp_path / "a.yaml"
     learning = {"idle_models": str(other)}
-    config.write_text(
-        yaml.safe_dump({"pool": TWIN, "policy": {"name": "idle-min"}, "learning": learning})
-    )
-    assert main(["run", "--config", str(config), "--out", str(tmp_path / "t")]) == 2
+    raw = {"pool": TWIN, "policy": {"name": "idle-min"}, "learning": learning}
+    config = tmp_path / "a.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    assert main(["check-config", str(config)]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "trained with scikit-learn 0.1, this is" in err[0]
+    assert "its models are not loaded" in err[0]
+    with caplog.at_level("INFO"):
+        twin(tmp_path, "upgraded", learning)
+    assert "trained with scikit-learn 0.1" in caplog.text and "starts from" not in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -86,3 +92,19 @@ def test_check_config_refuses_a_store_it_cannot_use(
     config.write_text(yaml.safe_dump(raw))
     assert main(["check-config", str(config)]) == 2
     assert said in capsys.readouterr().err
+
+
+def test_a_store_trained_for_other_reboots_is_refused_naming_the_fix(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Trained where every machine reboots at 03:00, the models predict every evening's idle
+    period to end then: hours short on a pool whose machines do not reboot."""
+    assert json.loads((store / "meta.json").read_text())["reboot_hour"] == 3
+    config = tmp_path / "a.yaml"
+    pool = {**TWIN, "reboot_hour": None}
+    raw = {"pool": pool, "policy": {"name": "idle-min"}, "learning": {"idle_models": str(store)}}
+    config.write_text(yaml.safe_dump(raw))
+    assert main(["check-config", str(config)]) == 2
+    said = capsys.readouterr().err
+    assert "trained on machines that reboot at 03:00 UTC, pool.reboot_hour says they reboot" in said
+    assert "never; train again with `htcondor-advisor train-idle ... --reboot-hour none" in said

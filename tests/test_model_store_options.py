@@ -128,7 +128,8 @@ def test_a_store_of_the_same_options_serves_any_idle_policy(
     assert main(["check-config", str(path)]) == 0
     with caplog.at_level("INFO"):
         assert main(["run", "--config", str(path), "--out", str(tmp_path / "t")]) == 0
-    assert "idle-max/1 starts from 1 models of" in caplog.text
+    assert "idle-max/1 starts from the models of" in caplog.text
+    assert "1 model; 0 of 71 machines have none yet" in caplog.text  # one for the pool
     assert "failed to advise" not in caplog.text
 
 

@@ -49,6 +49,25 @@ def test_the_job_answers_with_the_value_or_the_error(tmp_path: Path) -> None:
     assert record.result(record.ids[1]) == ("error", "ValueError: math domain error")
 
 
+class Planted:
+    """What the root of an execute point could put in a result: code run on reading it."""
+
+    def __reduce__(self) -> tuple[object, tuple[Path, str]]:
+        return (Path.write_text, (Path("planted"), "ran"))  # (any callable, any arguments)
+
+
+def test_a_result_is_read_as_data_and_never_runs_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    record = SweepRecord.open(tmp_path / "sweep", math.sqrt, [16.0])
+    (tid,) = record.ids
+    (tmp_path / "sweep" / tid / "result.pickle").write_bytes(pickle.dumps(("ok", Planted())))
+    state, said = record.result(tid)  # type: ignore[misc]
+    assert state == "error" and "pathlib" in said and "is not data" in said
+    assert not (tmp_path / "planted").exists()
+
+
 def test_results_decide_what_is_done_and_the_rest_is_submitted_again(tmp_path: Path) -> None:
     record = SweepRecord.open(tmp_path, math.sqrt, TASKS)
     assert record.ids == [task_id(math.sqrt, t) for t in TASKS] and record.missing() == record.ids

@@ -17,10 +17,13 @@ def run(args: argparse.Namespace) -> int:
     from advisor.daemon.access import exposure_warnings, placeholder_warnings
     from advisor.daemon.config import load_config
     from advisor.lab.config_inputs import check_inputs
+    from advisor.lab.model_store import WITHOUT_STORE, other_libraries, usable_meta
     from plugins.contract.registry import policy_class
 
     config = load_config(args.file)
     check_inputs(config)
+    store = config.learning["idle_models"]
+    other = None if store is None else other_libraries(store, usable_meta(store))
     host, port = config.publish["listen"]
     print(f"{args.file}: ok")
     print(f"  pool     {config.pool['kind']} ({'simulated' if config.simulated else 'live'})")
@@ -28,10 +31,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"  policy   {config.policy['name']} {options}".rstrip())  # as --set would give them
     print(f"  listen   {host}:{port}")
     print(f"  state    {config.state['directory']}")
-    for warning in [  # valid, but hooks would be refused, or the pool never answer
-        *exposure_warnings(config.publish),
+    for warning in [  # valid, but hooks would be refused, the pool never answer, or the
+        *exposure_warnings(config.publish),  # store's models be left out
         *placeholder_warnings(config.publish),
         *example_hosts(config.pool),
+        *([] if other is None else [f"learning.idle_models: {other}; {WITHOUT_STORE}"]),
     ]:
         print(f"warning: {warning}", file=sys.stderr)
     if config.policy["name"] == "random" and not config.simulated:  # valid, but does nothing

@@ -1,19 +1,24 @@
 """Job attempts from ``Schedd.jobEpochHistory`` ads (one ad per attempt), and why each ended.
 
-An epoch ad is written when an attempt ends. Its ``VacateReasonCode`` (HTCondor's
-``CONDOR_HOLD_CODE`` vacate range, 1000-1036) says why a job left a machine: the startd's PREEMPT
-expression is the owner's return; a startd that died, shut down, hibernated, or lost its shadow is
-the machine going away (reboot or power-off); ``JobRemoved`` (1023) is the user's condor_rm. Any
-other vacate (an administrator's command, draining, a better claim) also requeues the job and
-wastes the attempt, and counts with the machine-side losses, never as owner evidence. Without a
-vacate code the attempt completed (a 25 schedd writes it with JobStatus still 2).
+An epoch ad is written when an attempt ends, with JobStatus still 2 (HTCondor 25). Its
+``VacateReasonCode`` (``CONDOR_HOLD_CODE``, condor_holdcodes.h) says why a job left a machine:
+a code below 1000 is a hold (condor_hold's is 1), as is a ``HoldReasonCode`` (a periodic hold
+vacates with 1009 and holds with 3); from 1000 it is a vacate: the startd's PREEMPT expression is
+the owner's return; a startd that died, shut down, hibernated, or lost its shadow is the machine
+going away (reboot or power-off); ``JobRemoved`` (1023) is the user's condor_rm. Any other vacate
+(an administrator's command, draining, a better claim) also requeues the job and wastes the
+attempt, and counts with the machine-side losses, never as owner evidence. Without a code the job
+exited, and the shadow writes the ad before it applies the job's own rules: the attempt
+completed unless ``OnExitHold`` held the job or ``OnExitRemove`` (``max_retries`` too) put it
+back in the queue, which are the job's doing, reported as held (wasted, no machine's fault).
+The real pool's ads of each case: tests/condor/test_epoch_outcomes.py.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from advisor.condor.core_shares import Draw
 from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted
@@ -33,7 +38,14 @@ EPOCH_PROJECTION = (
     "ExitCode",
     "ExitBySignal",
     "GlobalJobId",
+    # how the job's own rules took its exit (outcome_of), and what those rules commonly read
+    *("HoldReasonCode", "OnExitHold", "OnExitRemove", "ExitSignal", "NumJobCompletions"),
+    "JobMaxRetries",
+    # read by QueueTracker.queued_unseen (a job that ran between two polls) and for its cores
+    *("QDate", "JobMaterializeDate", "NumJobStarts", "Owner", "RequestCpus"),
+    "AllowedExecuteDuration",
 )
+"""What is asked of each epoch ad: the schedd returns nothing else (Schedd.jobEpochHistory)."""
 OWNER_CODES = frozenset({1011})  # StartdPreemptExpression
 REMOVED_CODES = frozenset({1023})  # JobRemoved (condor_rm of a running job)
 MACHINE_CODES = frozenset(
@@ -56,18 +68,35 @@ def machine_of(remote_host: Any) -> str | None:
     return remote_host.rpartition("@")[2]
 
 
+def _whole(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def exit_rule(ad: Mapping[str, Any], name: str) -> bool | None:
+    """The job's ``OnExitHold`` or ``OnExitRemove`` evaluated in its ad; None where it is not
+    a boolean there (an attribute it reads was not asked for: the exit then counts as before)."""
+    value = ad.get(name)
+    evaluate = getattr(ad, "eval", None)
+    if value is not None and not isinstance(value, bool) and evaluate is not None:
+        value = evaluate(name)
+    return value if isinstance(value, bool) else None
+
+
 def outcome_of(ad: Mapping[str, Any]) -> AttemptOutcome:
-    """A completed attempt's ad has no vacate code (its JobStatus may still say running)."""
+    """Why the attempt ended (the module's docstring)."""
     code = ad.get("VacateReasonCode")
     status = ad.get("JobStatus")
     if status == REMOVED or code in REMOVED_CODES:
         return AttemptOutcome.REMOVED
-    if status == HELD:
+    held = status == HELD or _whole(ad.get("HoldReasonCode")) or (_whole(code) and code < 1000)
+    if held or exit_rule(ad, "OnExitHold") is True:
         return AttemptOutcome.HELD
-    if isinstance(code, int) and not isinstance(code, bool):
+    if _whole(code):
         if code in OWNER_CODES:
             return AttemptOutcome.EVICTED_OWNER
         return AttemptOutcome.EVICTED_REBOOT
+    if exit_rule(ad, "OnExitRemove") is False:
+        return AttemptOutcome.HELD
     return AttemptOutcome.COMPLETED
 
 

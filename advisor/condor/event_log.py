@@ -8,7 +8,10 @@ pool that is the owner, so JOB_EVICTED counts as EVICTED_OWNER, while a shadow e
 failed reconnect means the machine went away. A condor_rm of a running job writes JOB_EVICTED
 and then JOB_ABORTED (docs/live-daemon.md, "A removal is reported as in a replay"), so an
 eviction is held until the job's next event, or the next read, to tell the two apart;
-JOB_ABORTED of a job not running is the removal of a queued job (``JobRemoved``).
+JOB_ABORTED of a job not running is the removal of a queued job (``JobRemoved``). A scheduler
+or local universe job (DAGMan itself) runs in the schedd's own process: its EXECUTE names no
+slot and the host it was submitted from, and it is no attempt on any machine of the pool, so it
+is reported as leaving the queue there (``JobRemoved``: nothing waits for it).
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ class EventLogAttempts:
 
     watts: Mapping[str, float] = field(default_factory=dict)
     running: dict[str, tuple[float, str]] = field(default_factory=dict)
+    submitted_from: dict[str, str] = field(default_factory=dict)
+    """The host in each queued job's SUBMIT event, until it starts."""
     evicted: dict[str, tuple[float, float, str]] = field(default_factory=dict)
     """Evictions not yet told apart from a removal: (time, start, machine) by job id."""
 
@@ -84,14 +89,19 @@ class EventLogAttempts:
             return ended + self.feed(event)
         if kind == "SUBMIT":
             owner = event.get("Owner")
+            self.submitted_from[jid] = str(event.get("SubmitHost", ""))
             return [JobQueued(t, jid, owner if isinstance(owner, str) else "unknown")]
         if kind == "EXECUTE":
             machine = execute_machine(event)
+            on_schedd = self.submitted_from.pop(jid, None) == event.get("ExecuteHost")
+            if on_schedd and event.get("SlotName") is None:  # DAGMan and the like
+                return [JobRemoved(t, jid)]
             if machine is None:
                 return []
             self.running[jid] = (t, machine)
             return [AttemptStarted(t, jid, machine)]
         if kind == "JOB_ABORTED" and jid not in self.running:
+            self.submitted_from.pop(jid, None)
             return [JobRemoved(t, jid)]
         outcome = ENDINGS.get(kind)
         if outcome is None or jid not in self.running:

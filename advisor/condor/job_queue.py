@@ -35,8 +35,15 @@ QUEUE_PROJECTION = (
     "AllowedExecuteDuration",
     "AdvisorPriorHours",
     "RequestCpus",
+    "JobMaterializeDate",
 )
-QUEUE_CONSTRAINT = "JobStatus == 1 || JobStatus == 2 || JobStatus == 3 || JobStatus == 5"
+QUEUE_CONSTRAINT = (
+    "(JobStatus == 1 || JobStatus == 2 || JobStatus == 3 || JobStatus == 5)"
+    " && JobUniverse =!= 7 && JobUniverse =!= 9 && JobUniverse =!= 12"
+)
+"""Idle, running, removed and held jobs that run in a slot: not scheduler (DAGMan), grid or
+local universe jobs, which no machine of the pool runs; counted waiting, they would wake
+sleeping machines and wait for ever in the policies' and the arms' books."""
 IDLE, RUNNING, REMOVED, HELD = 1, 2, 3, 5
 STALE_S = 86400.0
 """A reported start whose job left the queue without an epoch ad is forgotten after a day."""
@@ -59,6 +66,14 @@ def pool_prior_class(ad: Mapping[str, Any]) -> int:
         return min(max(int(published), 0), PRIOR_HOURS_CLASSES - 1)
     last = _number(ad, "LastRemoteWallClockTime")
     return hours_class(last) if last is not None and last > 0 else 0
+
+
+def materialized(ad: Mapping[str, Any], attr: str) -> float | None:
+    """``attr`` (QDate, EnteredCurrentStatus) of the job, or when it was materialized if later:
+    a late-materialized job (a job factory, ``max_materialize``) inherits both of its cluster's
+    submission, as HTCondor's own ``JobInitialWaitDuration`` knows (baseshadow.cpp)."""
+    since, made = unix_time(ad.get(attr)), unix_time(ad.get("JobMaterializeDate"))
+    return max(since, made) if since is not None and made is not None else since
 
 
 def submitted(events: Iterable[Event]) -> list[str]:
@@ -126,7 +141,7 @@ class QueueTracker:
         idle (submitted since the last one; ``ad`` is its queue ad or its epoch ad): without
         it, its wait would be unknown, and the control group would count only the jobs that
         waited through a poll (docs/control-group.md)."""
-        submitted = unix_time(ad.get("QDate"))
+        submitted = materialized(ad, "QDate")
         starts = ad.get("NumJobStarts")
         first = not isinstance(starts, int) or starts <= 1
         seen = jid in self.idle or jid in self.held  # (a clock that differs from the schedd's)
@@ -174,10 +189,12 @@ class QueueTracker:
                     self.understated[jid] = int(prior // 3600)
                 if jid not in self.idle:
                     t = (
-                        unix_time(ad.get("EnteredCurrentStatus"))
+                        materialized(ad, "EnteredCurrentStatus")
                         or unix_time(ad.get("QDate"))
                         or now
                     )
+                    if self.polled and jid not in self.held and jid not in self.running:
+                        t = max(t, self.polled)  # new since the last poll, whatever its ad says
                     owner = str(ad.get("Owner") or "unknown")
                     events.append(
                         JobQueued(

@@ -29,7 +29,8 @@ from advisor.daemon.arms import TOTALS, ArmBook
 from advisor.daemon.effect import resample, sample_of
 from advisor.daemon.logs import iso
 from advisor.daemon.metrics import DaemonMetrics
-from plugins.contract.control import ARMS, CONTROL, TREATED
+from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice
+from plugins.contract.control import ARMS, CONTROL, TREATED, arm_of
 from plugins.contract.machine_split import MachineSplit
 
 log = logging.getLogger("htcondor_advisor.control")
@@ -86,6 +87,15 @@ class ControlGroup:
 
     def _total(self, arm: str, total: str) -> Callable[[], float]:
         return lambda: self.book.totals[arm][total]
+
+    def screened(self, advice: Advice, now: float) -> Advice:
+        """``advice`` as published with a control group: no job advice for control jobs, and
+        none at all while the guard withholds it (neutral machine advice withdraws it)."""
+        pct = self.book.percent
+        jobs = {j: a for j, a in advice.jobs.items() if arm_of(j, pct) == TREATED}
+        if self.judge(now):
+            return Advice(dict.fromkeys(advice.machines, NEUTRAL_MACHINE_ADVICE), {})
+        return Advice(advice.machines, jobs)
 
     def judge(self, now: float) -> bool:
         """Update the guard on the jobs completed within the window; whether advice is withheld."""

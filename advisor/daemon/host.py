@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -32,8 +33,8 @@ from advisor.daemon.unanswered_wakes import UnansweredWakes
 from advisor.daemon.unpublished import Unpublished
 from advisor.daemon.woken import WokenMachines
 from advisor.ports import AdviceSink, PoolSource, SinkRefused
-from plugins.contract.advice import NEUTRAL_MACHINE_ADVICE, Advice
-from plugins.contract.control import TREATED, arm_of, of_control_job
+from plugins.contract.advice import Advice
+from plugins.contract.control import of_control_job
 from plugins.contract.events import AttemptEnded, Event, JobQueued, JobRemoved, MachinePowerChanged
 from plugins.contract.policy import MachineInfo, Policy, PoolView
 
@@ -200,12 +201,8 @@ class PolicyHost:
             told = split.tell(self.decided, view) if split else self.decided
             machines = self.woken.kept_up(self.standing.update(view, told, now), now)
             advice = Advice(in_places(machines), self.decided.jobs)  # the order HTCondor keeps
-            if self.control is not None:  # control jobs get no job advice; the guard, none
-                pct = self.control.book.percent
-                jobs = {j: a for j, a in advice.jobs.items() if arm_of(j, pct) == TREATED}
-                if self.control.judge(now):
-                    machines, jobs = dict.fromkeys(machines, NEUTRAL_MACHINE_ADVICE), {}
-                advice = Advice(machines, jobs)
+            if self.control is not None:
+                advice = self.control.screened(advice, now)
             self.cycles += 1
             self.metrics.decisions.inc(len(advice.machines))
             self.unpublished.count(self.decided, self.sinks, self.policy.label)
@@ -237,8 +234,11 @@ class PolicyHost:
 
     def retrain(self, now: float) -> None:
         log.info("retraining %s on what was observed before %s", self.policy.label, iso(now))
-        self.policy.retrain(now)
+        began = time.monotonic()
+        said = self.policy.retrain(now)
         self.metrics.last_retrain = now
+        took, label = time.monotonic() - began, self.policy.label
+        log.info("retrained %s in %.1f s%s", label, took, f": {said}" if said else "")
 
     # -- state -------------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:

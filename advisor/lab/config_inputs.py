@@ -14,7 +14,7 @@ from typing import Any
 from advisor.daemon.config import DaemonConfig
 from advisor.daemon.config_errors import FAILED, Problems
 from advisor.daemon.fields import ConfigError
-from advisor.lab.model_store import ModelStoreError, fits, usable_meta
+from advisor.lab.model_store import ModelStoreError, fits, same_reboots, usable_meta
 from plugins.contract.policy import OptionError, parse_options
 from plugins.contract.registry import policy_class
 from plugins.idle.policy import IdlePolicy
@@ -26,7 +26,7 @@ def check_inputs(config: DaemonConfig) -> None:
     problems = Problems()
     store = config.learning["idle_models"]
     if store not in (None, FAILED):
-        problems.check(_store, store, _idle_options(config.policy))
+        problems.check(_store, store, _idle_options(config.policy), config.pool["reboot_hour"])
     campus = config.pool.get("scenario_config")
     if config.simulated and campus not in (None, FAILED):
         problems.check(_campus, campus)
@@ -46,11 +46,15 @@ def _idle_options(section: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         return None
 
 
-def _store(directory: Path, policy: tuple[str, dict[str, Any]] | None) -> None:
+def _store(
+    directory: Path, policy: tuple[str, dict[str, Any]] | None, reboot_hour: float | None
+) -> None:
     try:
         meta = usable_meta(directory)
         if policy is not None:
             fits(directory, meta, policy[1], policy[0])
+        if reboot_hour is not FAILED:
+            same_reboots(directory, meta, reboot_hour)
     except ModelStoreError as exc:
         raise ConfigError(f"learning.idle_models: {exc}") from None
 

@@ -72,6 +72,7 @@ def train_and_store(policy: IdlePolicy, trace: Trace, until: float, out: Path) -
         features=trainer.feature_names,
         options=policy.options,
         scores=trainer.state_dict(),
+        reboot_hour=policy.context.reboot_hour,
     )
     samples = sum(p.samples for p in policy.models.values())
     return IdleTraining(len(policy.models), samples, took, cpu, _prediction_us(policy, until))
@@ -87,7 +88,7 @@ def _cpu_s() -> float:
 
 def _prediction_us(policy: IdlePolicy, now: float) -> float:
     """Mean wall time of ``predict`` over every machine with a model (a benchmark figure)."""
-    names = [n for n in policy.histories if policy.trainer.group_of[n] in policy.models]
+    names = [n for n in policy.histories if policy.trainer.layout.group_of[n] in policy.models]
     if not names:
         return float("nan")
     began = time.perf_counter()

@@ -60,8 +60,10 @@ def save_models(
     features: tuple[str, ...],
     options: Mapping[str, Any],
     scores: Mapping[str, Any],
+    reboot_hour: float | None,
 ) -> Path:
-    """Write the store; ``window`` is (first observation, training cut-off)."""
+    """Write the store; ``window`` is (first observation, training cut-off); ``reboot_hour``
+    the nightly reboot the training cut every idle period at (None: none)."""
     directory.mkdir(parents=True, exist_ok=True)
     meta = {
         "format": STORE_FORMAT,
@@ -72,6 +74,7 @@ def save_models(
         "groups": len(models),
         "samples": int(sum(p.samples for p in models.values())),
         "scores": scores,
+        "reboot_hour": reboot_hour,
     }
     pickled = pickle.dumps(dict(models), protocol=pickle.HIGHEST_PROTOCOL)
     meta["models_sha256"] = hashlib.sha256(pickled).hexdigest()
@@ -106,22 +109,31 @@ def read_meta(directory: Path) -> dict[str, Any]:
 
 
 RETRAIN = "retrain with `htcondor-advisor train-idle` into this --out"
+WITHOUT_STORE = (
+    "its models are not loaded: the policy refits its own from its journal where it had any,"
+    " else advises neutrally until its first retraining"
+)
 
 
 def usable_meta(directory: Path) -> dict[str, Any]:
-    """A store's meta, once its format and library versions are this install's: a store of
-    another format or other library versions is refused, for the reason the versions are kept."""
+    """A store's meta, once its format is this install's (another is refused)."""
     meta = read_meta(directory)
     if meta.get("format") != STORE_FORMAT:
         raise ModelStoreError(f"{directory}: a store of format {meta.get('format')!r}; {RETRAIN}")
+    return meta
+
+
+def other_libraries(directory: Path, meta: dict[str, Any]) -> str | None:
+    """Why the store's pickled models may not load here, if they may not: trained with other
+    versions of scikit-learn or numpy (an upgrade of the host's packages)."""
     theirs, ours = meta.get("libraries", {}), library_versions()
     for library in ("scikit-learn", "numpy"):
         if theirs.get(library) != ours[library]:
-            raise ModelStoreError(
+            return (
                 f"{directory}: trained with {library} {theirs.get(library)}, this is "
                 f"{ours[library]}; {RETRAIN}"
             )
-    return meta
+    return None
 
 
 SHAPING = ("features", "group")
@@ -140,6 +152,24 @@ def _difference(key: str, theirs: str, ours: str, default: bool) -> str:
     if key == "features":
         return f"the store's models take features {theirs} but {said}"
     return f"the store has one model per {theirs} but {said}"
+
+
+def same_reboots(directory: Path, meta: Mapping[str, Any], reboot_hour: float | None) -> None:
+    """Refuse a store trained for other nightly reboots than ``pool.reboot_hour``: its models
+    learned that every idle period ends at the reboot (hours short every evening on a pool
+    that does not reboot). A store of an earlier version records none: not refused."""
+    if "reboot_hour" not in meta or meta["reboot_hour"] == reboot_hour:
+        return
+    hour = "none" if reboot_hour is None else f"{reboot_hour:g}"
+    raise ModelStoreError(
+        f"{directory}: trained on machines that reboot {_reboots(meta['reboot_hour'])}, "
+        f"pool.reboot_hour says they reboot {_reboots(reboot_hour)}; train again with "
+        f"`htcondor-advisor train-idle ... --reboot-hour {hour} --out {directory}`"
+    )
+
+
+def _reboots(hour: float | None) -> str:
+    return "never" if hour is None else f"at {int(hour):02d}:{round(hour % 1 * 60):02d} UTC"
 
 
 def fits(directory: Path, meta: Mapping[str, Any], options: Mapping[str, Any], policy: str) -> None:
@@ -177,8 +207,12 @@ def fits(directory: Path, meta: Mapping[str, Any], options: Mapping[str, Any], p
 
 
 def load_models(directory: Path) -> tuple[dict[str, ModelPair], float]:
-    """The models of a store and when their training data ends (``usable_meta``)."""
+    """The models of a store and when their training data ends (``usable_meta``), trained with
+    this install's libraries."""
     meta = usable_meta(directory)
+    other = other_libraries(directory, meta)
+    if other is not None:
+        raise ModelStoreError(other)
     try:
         pickled = (directory / MODELS).read_bytes()
         recorded = meta.get("models_sha256")  # (a store written before it was kept has none)
@@ -200,15 +234,21 @@ def warm_start(policy: Policy, directory: Path | None) -> None:
         return
     assert isinstance(policy, IdlePolicy), "check_config allows the key for idle-* only"
     try:  # check_inputs refused what it could at start; this is for any other caller
-        fits(directory, usable_meta(directory), policy.options, policy.NAME)
+        meta = usable_meta(directory)
+        fits(directory, meta, policy.options, policy.NAME)
+        same_reboots(directory, meta, policy.context.reboot_hour)
+        other = other_libraries(directory, meta)
+        if other is not None:  # a routine upgrade must not stop the daemon: it goes on without
+            log.warning("learning.idle_models: %s; %s", other, WITHOUT_STORE)
+            return
         models, until = load_models(directory)
     except ModelStoreError as exc:
         raise ModelStoreError(f"learning.idle_models: {exc}") from None
     policy.install(models, until)
     log.info(
-        "%s starts from %d models of %s (trained until %s)",
+        "%s starts from the models of %s (trained until %s): %s",
         policy.label,
-        len(models),
         directory,
         _iso(until),
+        policy.coverage(),
     )

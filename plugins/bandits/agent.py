@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from plugins.bandits.history import Estimate, HistorySpec
+from plugins.bandits.history import Estimate, HistorySpec, parse_history
 from plugins.bandits.options import EpsilonBoost
 
 Values: TypeAlias = np.ndarray | list[float]
@@ -191,6 +191,7 @@ class BanditAgent:
 
     def state_dict(self) -> dict[str, Any]:
         return {
+            "history": str(self.history),
             "estimates": [
                 [json_key(s), [[json_key(a), est.state()] for a, est in acts.items()]]
                 for s, acts in self.estimates.items()
@@ -202,13 +203,14 @@ class BanditAgent:
 
     def load_state(self, saved: dict[str, Any]) -> None:
         self.estimates, self.values, self.stats = {}, {}, {}
+        kept = parse_history(saved["history"]) if "history" in saved else None
         for s, acts in saved["estimates"]:
             state = from_json_key(s)
             per = self.estimates[state] = {}
             vals = self.values[state] = {}
             for a, est in acts:
                 action = from_json_key(a)
-                per[action] = Estimate.restore(self.history, est)
+                per[action] = Estimate.restore(self.history, est, kept)
                 vals[action] = per[action].value
         for s, rewards, best, recent in saved["stats"]:
             st = self.stats[from_json_key(s)] = StateStats(self.diverge.n if self.diverge else 1)

@@ -85,9 +85,26 @@ class Estimate:
         return [self.count, self.total, self.weights, list(self.window or ())]
 
     @classmethod
-    def restore(cls, spec: HistorySpec, saved: list[Any]) -> Estimate:
+    def restore(cls, spec: HistorySpec, saved: list[Any], kept: HistorySpec | None) -> Estimate:
+        """The estimate ``state`` saved under the history option ``kept`` (None: not said, a
+        snapshot of an earlier version), continued under ``spec``. Kept under another option,
+        it starts from the rewards it kept (``last``, ``gaussian``) or, kept whole (``all``),
+        from its mean, as many times as the new window holds: restored as they were, the sums
+        of one option read under another divided by zero or halved the estimates."""
         est = cls(spec)
-        est.count, est.total, est.weights = int(saved[0]), float(saved[1]), float(saved[2])
-        if est.window is not None:
-            est.window.extend(float(r) for r in saved[3])
+        count, total, weights = int(saved[0]), float(saved[1]), float(saved[2])
+        window = [float(r) for r in saved[3]]
+        if (kept is None or kept == spec) and (est.window is None or window or not count):
+            est.count, est.total, est.weights = count, total, weights
+            if est.window is not None:
+                est.window.extend(window)
+            return est
+        if window:
+            carried = window
+        elif count:  # kept whole: its sum over every reward
+            carried = [total / count] * (min(count, spec.n) if spec.n else 1)
+        else:
+            carried = []
+        for reward in carried:
+            est.add(reward)
         return est

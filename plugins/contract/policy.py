@@ -184,13 +184,15 @@ class Policy(ABC):
         A policy serving the ``dedicated`` model is asked there with that model's view, a
         ``ClusterView`` (``plugins/power/view.py``), and answers per node."""
 
-    def retrain(self, now: float) -> None:  # noqa: B027 (optional hook)
-        """Refit learned models on what was observed before ``now``.
+    def retrain(self, now: float) -> str | None:
+        """Refit learned models on what was observed before ``now``; what an administrator
+        should read of it (how many models, which machines have none), if anything.
 
         The replay calls it at each month boundary, the daemon on its retrain schedule from a
         worker thread: fit new objects from a copy of the observations and swap them in with one
         assignment at the end, so advice keeps flowing meanwhile.
         """
+        return None
 
     def explain(self, machine: str) -> dict[str, Any]:
         """What the advice for ``machine`` rests on beyond the state filed under its name (which

@@ -34,7 +34,7 @@ from plugins.idle.features import features_now
 from plugins.idle.history import MachineHistory
 from plugins.idle.models import ModelPair
 from plugins.idle.options import IDLE_OPTIONS
-from plugins.idle.training import IdleTrainer
+from plugins.idle.training import MIN_SAMPLES, IdleTrainer
 
 
 class IdlePolicy(Policy):
@@ -102,13 +102,25 @@ class IdlePolicy(Policy):
             self.longest.pop(event.job_id, None)
             self.pending.discard(event.job_id)
 
-    def retrain(self, now: float) -> None:
+    def retrain(self, now: float) -> str:
         """Score last month's models, then fit new ones on everything before ``now``."""
         models = self.trainer.train(now, self.models)
         self.choice = {
             key: pick_model(self.RULE, self.trainer.scores.get(key, [])) for key in models
         }
         self.models = models  # one assignment: a daemon's advice thread sees old or new models
+        return self.coverage()
+
+    def coverage(self) -> str:
+        """How many models, and how many machines have none (neutral advice until one has)."""
+        group_of = self.trainer.layout.group_of
+        without = sum(key not in self.models for key in group_of.values())
+        count = f"{len(self.models)} model{'' if len(self.models) == 1 else 's'}"
+        return (
+            f"{count}; {without} of {len(group_of)} machines have none yet"
+            f" (fewer than {MIN_SAMPLES} owner-free periods of their {self.options['group']}"
+            " seen): their advice is neutral"
+        )
 
     def install(self, models: Mapping[str, ModelPair], trained_until: float) -> None:
         """Use models loaded from a store instead of training now."""
@@ -119,7 +131,8 @@ class IdlePolicy(Policy):
     # -- advice ------------------------------------------------------------------------------
     def predict(self, machine: str, now: float, free_since: float) -> float | None:
         """Remaining idle seconds of ``machine`` at ``now`` by this ensemble (None: no model)."""
-        key = self.trainer.group_of[machine]
+        layout = self.trainer.layout
+        key = layout.group_of[machine]
         pair = self.models.get(key)
         if pair is None:
             return None
@@ -127,7 +140,7 @@ class IdlePolicy(Policy):
             self.histories[machine],
             now,
             free_since,
-            self.trainer.codes[machine],
+            layout.codes[machine],
             self.trainer.calendar,
             self.trainer.feature_names,
         )

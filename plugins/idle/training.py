@@ -10,11 +10,12 @@ Before refitting, last month's models are scored on last month's samples: the MS
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from plugins.contract.policy import PolicyContext
+from plugins.contract.policy import MachineInfo, PolicyContext
 from plugins.idle.features import Calendar, training_samples
 from plugins.idle.history import DAY, MachineHistory
 from plugins.idle.models import FitTask, ModelPair, TrainingBudget, fit_pair
@@ -31,6 +32,39 @@ def _scaled_codes(names: list[str]) -> dict[str, float]:
 def _r2(y: np.ndarray, pred: np.ndarray) -> float:
     total = float(((y - y.mean()) ** 2).sum())
     return 1.0 - float(((y - pred) ** 2).sum()) / total if total > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class MachineLayout:
+    """Each machine's number, codes and group, replaced whole when machines join: a daemon's
+    retraining thread reads one layout while a join builds the next (filled in place, a join
+    during a retraining made it fail with a KeyError, and last month's models stayed)."""
+
+    index: dict[str, int]
+    codes: dict[str, tuple[float, float]]
+    group_of: dict[str, str]
+    members: dict[str, list[str]]
+
+
+def layout_of(machines: Mapping[str, MachineInfo], group: str) -> MachineLayout:
+    """The scaled codes of sec. V-A3 (they move when machines join; the next retraining fits on
+    them) and the groups models are fitted for."""
+    names = list(machines)
+    clusters = sorted({info.cluster for info in machines.values()})
+    cluster_code = _scaled_codes(clusters)
+    codes = {}
+    for cluster in clusters:
+        members = [n for n in names if machines[n].cluster == cluster]
+        for name, code in _scaled_codes(members).items():
+            codes[name] = (cluster_code[cluster], code)
+    group_of = {
+        n: n if group == "machine" else (info.cluster if group == "cluster" else "pool")
+        for n, info in machines.items()
+    }
+    by_group: dict[str, list[str]] = {}
+    for name, key in group_of.items():
+        by_group.setdefault(key, []).append(name)
+    return MachineLayout({n: i for i, n in enumerate(names)}, codes, group_of, by_group)
 
 
 class IdleTrainer:
@@ -51,51 +85,29 @@ class IdleTrainer:
         )
         self.calendar = Calendar.of(context.terms)
         self.group = options["group"]
-        self.index: dict[str, int] = {}
-        self.codes: dict[str, tuple[float, float]] = {}
-        self.group_of: dict[str, str] = {}
-        self.members: dict[str, list[str]] = {}
-        self.index_machines()
+        self.layout = layout_of(context.machines, self.group)
         self.trained_until: float | None = None
         self.scores: dict[str, list[tuple[float, float]]] = {}
         self.accuracy: list[dict[str, float | str]] = []
         self.log: list[dict[str, float]] = []
 
     def index_machines(self) -> None:
-        """Codes and groups of every machine in ``context.machines`` (again when machines join
-        a live pool: the scaled codes of sec. V-A3 move, the next retraining fits on them)."""
-        machines = self.context.machines
-        names = list(machines)
-        self.index = {name: i for i, name in enumerate(names)}
-        clusters = sorted({info.cluster for info in machines.values()})
-        cluster_code = _scaled_codes(clusters)
-        self.codes = {}
-        for cluster in clusters:
-            members = [n for n in names if machines[n].cluster == cluster]
-            for name, code in _scaled_codes(members).items():
-                self.codes[name] = (cluster_code[cluster], code)
-        group = self.group
-        self.group_of = {
-            n: n if group == "machine" else (info.cluster if group == "cluster" else "pool")
-            for n, info in machines.items()
-        }
-        self.members = {}
-        for name, key in self.group_of.items():
-            self.members.setdefault(key, []).append(name)
+        """Lay out every machine in ``context.machines`` again (machines joined a live pool)."""
+        self.layout = layout_of(dict(self.context.machines), self.group)
 
     def samples(
-        self, key: str, until: float, since: float = -np.inf, salt: int = 0
+        self, layout: MachineLayout, key: str, until: float, since: float = -np.inf, salt: int = 0
     ) -> tuple[np.ndarray, np.ndarray]:
         """Features and targets of a group's idle periods in [since, until)."""
-        members = self.members[key]
+        members = layout.members[key]
         quota = max(1, -(-self.budget.max_samples // len(members)))
         xs, ys = [], []
         for name in members:
-            rng = np.random.default_rng([self.context.seed, int(until), self.index[name], salt])
+            rng = np.random.default_rng([self.context.seed, int(until), layout.index[name], salt])
             x, y = training_samples(
                 self.histories[name],
                 until,
-                self.codes[name],
+                layout.codes[name],
                 self.calendar,
                 self.feature_names,
                 self.delta,
@@ -109,12 +121,14 @@ class IdleTrainer:
 
     def train(self, now: float, current: Mapping[str, ModelPair]) -> dict[str, ModelPair]:
         """New models on everything before ``now`` (scoring ``current`` on the month just ended)."""
-        if current and self.trained_until is not None:
-            self.score(current, self.trained_until, now)
+        layout = self.layout  # (one for the whole retraining, whatever joins meanwhile)
+        since = self.trained_until
+        if current and since is not None and all(r["month_start"] != since for r in self.accuracy):
+            self.score(layout, current, since, now)  # (once: a restart's refit fits again)
         seed = int(np.random.default_rng([self.context.seed, int(now)]).integers(2**31))
         tasks = []
-        for key in self.members:
-            x, y = self.samples(key, now)
+        for key in layout.members:
+            x, y = self.samples(layout, key, now)
             if len(y) >= MIN_SAMPLES:
                 tasks.append(FitTask(key, x, y, seed, self.budget))
         mapper = self.context.parallel_map or map
@@ -134,14 +148,18 @@ class IdleTrainer:
     def _first_seen(self) -> float | None:
         firsts = [
             min(h.logins[0] if h.logins else np.inf, h.reboots[0] if h.reboots else np.inf)
-            for h in self.histories.values()
+            for h in list(self.histories.values())  # (one call in C, as state_dict's)
         ]
         first = min(firsts, default=np.inf)
         return float(first) if np.isfinite(first) else None
 
-    def score(self, models: Mapping[str, ModelPair], since: float, until: float) -> None:
+    def score(
+        self, layout: MachineLayout, models: Mapping[str, ModelPair], since: float, until: float
+    ) -> None:
         for key, pair in models.items():
-            x, y = self.samples(key, until, since, salt=1)
+            if key not in layout.members:
+                continue  # (a group of machines no longer laid out)
+            x, y = self.samples(layout, key, until, since, salt=1)
             if len(y) < 2:
                 continue
             rf, mlp = pair.predict(x)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from plugins.contract.advice import Advice, GroupAdvice, JobAdvice
-from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued, JobRemoved
 from plugins.contract.policy import MachineInfo, Option, Policy, PolicyContext, PoolView
 from plugins.utility.functions import MINUTE, check_shares, parse_shares, time_utility
 from plugins.utility.queue_model import QueueModel
@@ -46,7 +46,7 @@ class UtilityOrderingPolicy(Policy):
     """Base: keeps the queue model from events and turns per-job scores into advice."""
 
     OPTIONS: ClassVar[Mapping[str, Option]] = UTILITY_OPTIONS
-    WANTS = frozenset({JobQueued, AttemptStarted, AttemptEnded})
+    WANTS = frozenset({JobQueued, AttemptStarted, AttemptEnded, JobRemoved})
     SERVES = frozenset({"grid-queue"})
 
     def __init__(self, context: PolicyContext, options: Mapping[str, Any] | None = None) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued
+from plugins.contract.events import AttemptEnded, AttemptStarted, Event, JobQueued, JobRemoved
 from plugins.utility.functions import INTERACTIVE_LIMIT_S
 
 
@@ -77,7 +77,8 @@ class WaitingColumns:
 
 
 class QueueModel:
-    """Follows JobQueued / AttemptStarted / AttemptEnded; groups outside ``groups`` get index -1."""
+    """Follows JobQueued / AttemptStarted / AttemptEnded / JobRemoved; groups outside ``groups``
+    get index -1."""
 
     def __init__(self, groups: Sequence[str], processors: int, default_runtime_s: float) -> None:
         self.groups = tuple(groups)
@@ -97,6 +98,8 @@ class QueueModel:
         elif isinstance(event, AttemptStarted) and event.job_id in self.waiting:
             _, runtime, group = self.waiting.pop(event.job_id)
             self.running[event.job_id] = RunningJob(event.time, runtime, group, utility_at_start)
+        elif isinstance(event, JobRemoved) and event.job_id in self.waiting:
+            self.waiting.pop(event.job_id)  # (kept, it would head a FIFO order for ever)
         elif isinstance(event, AttemptEnded):
             job = self.running.pop(event.job_id, None)
             if job is not None:

@@ -28,11 +28,13 @@ def machine_ads(data: Path, name: str) -> list[Any]:
     return list(classad2.parseAds((data / TESTS / name).read_text()))
 
 
-def lsst_node_logs(data: Path, into: Path) -> dict[str, Path]:
-    """The node event logs of the LSST runs, unpacked under ``into``, by run name."""
+def lsst_node_logs(data: Path, into: Path, kind: str = "nodes") -> dict[str, Path]:
+    """The node event logs of the LSST runs (``kind`` "dagman": DAGMan's own), unpacked under
+    ``into``, by run name."""
     import tarfile
 
+    suffix = f".dag.{kind}.log"
     with tarfile.open(data / LSST_RUNS) as archive:
-        members = [m for m in archive.getmembers() if m.name.endswith(".nodes.log")]
+        members = [m for m in archive.getmembers() if m.name.endswith(suffix)]
         archive.extractall(into, members=members, filter="data")
-    return {p.name.removesuffix(".dag.nodes.log"): p for p in sorted(into.rglob("*.nodes.log"))}
+    return {p.name.removesuffix(suffix): p for p in sorted(into.rglob(f"*{suffix}"))}

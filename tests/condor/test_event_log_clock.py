@@ -14,7 +14,8 @@ import pytest
 from advisor.condor.event_log import EventLogAttempts
 from plugins.contract.events import AttemptEnded
 
-HOST = "<127.0.0.1:9618?addrs=127.0.0.1-9618&alias=ep1.example.org>"
+SCHEDD = "<127.0.0.1:9618?addrs=127.0.0.1-9618&alias=ap1.example.org&sock=schedd_1_a>"
+HOST = "<127.0.0.1:9618?addrs=127.0.0.1-9618&alias=ep1.example.org&sock=startd_1_b>"
 TERMINATED = "".join(
     f"\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  {what} Usage\n"
     for what in ("Run Remote", "Run Local", "Total Remote", "Total Local")
@@ -35,7 +36,7 @@ def test_an_attempt_across_the_repeated_hour_does_not_end_before_it_starts(
 ) -> None:
     log = tmp_path / "job.log"
     log.write_text(  # 01:50 CDT, then 01:10 CST: twenty minutes later
-        f"000 (001.000.000) 2025-11-02 01:40:00 Job submitted from host: {HOST}\n...\n"
+        f"000 (001.000.000) 2025-11-02 01:40:00 Job submitted from host: {SCHEDD}\n...\n"
         f"001 (001.000.000) 2025-11-02 01:50:00 Job executing on host: {HOST}\n...\n"
         f"005 (001.000.000) 2025-11-02 01:10:00 Job terminated.\n"
         f"\t(1) Normal termination (return value 0)\n{TERMINATED}...\n"

@@ -15,7 +15,13 @@ from advisor.condor.retry import Backoff
 from advisor.condor.schedd_reader import ScheddReader
 from advisor.condor.source import CondorPoolSource
 from condor.fixtures import EVENT_LOGS, FIXTURES, IAC_EXCERPT, lsst_node_logs
-from plugins.contract.events import AttemptEnded, AttemptOutcome, AttemptStarted, JobQueued
+from plugins.contract.events import (
+    AttemptEnded,
+    AttemptOutcome,
+    AttemptStarted,
+    JobQueued,
+    JobRemoved,
+)
 
 pytestmark = pytest.mark.realdata
 
@@ -144,6 +150,18 @@ def test_a_removed_running_job_is_a_removal_not_an_owner_eviction(
     assert removed.time - removed.started == 43  # 11:59:51 to 12:00:34
     starts = [e for e in tiny if isinstance(e, AttemptStarted)]
     assert {e.machine for e in starts} == {"test02"}  # SlotName slot1_2@test02, or the alias
+
+
+def test_dagman_itself_is_no_attempt_on_a_machine(shared_data: Path, tmp_path: Path) -> None:
+    """A scheduler universe job runs in the schedd: its EXECUTE names its submit host and no
+    slot. It leaves the queue there, and its run is no machine's (test02 is an execute point
+    too, whose node jobs' starts stay theirs)."""
+    logs = lsst_node_logs(shared_data, tmp_path, "dagman")
+    events = [e for path in logs.values() for e in _events(path)]
+    assert len(logs) > 3 and not [e for e in events if isinstance(e, AttemptStarted | AttemptEnded)]
+    removed = [e for e in events if isinstance(e, JobRemoved)]
+    queued = [e for e in events if isinstance(e, JobQueued)]
+    assert sorted(e.job_id for e in removed) == sorted(e.job_id for e in queued)
 
 
 def test_a_removal_written_after_the_read_still_counts(shared_data: Path, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ pool's test, tests/integration/test_real_pool_removals.py, covers the schedd end
 from __future__ import annotations
 
 import classad2
+import pytest
 
 from advisor.condor.job_queue import QUEUE_CONSTRAINT, QueueTracker
 from advisor.condor.removals import PENDING_S, removal_query, settle
@@ -92,6 +93,17 @@ def test_the_queue_query_asks_for_held_and_removed_jobs() -> None:
         False,
         True,
     ]
+
+
+@pytest.mark.parametrize(("universe", "asked"), [(5, True), (7, False), (9, False), (12, False)])
+def test_the_queue_query_leaves_out_jobs_no_machine_of_the_pool_runs(
+    universe: int, asked: bool
+) -> None:
+    """DAGMan (scheduler), grid and local universe jobs: an idle grid job waiting for hours at
+    its remote site would otherwise wake sleeping machines for itself."""
+    job = ad("7.0", 1, 0)
+    job["JobUniverse"] = universe
+    assert classad2.ExprTree(QUEUE_CONSTRAINT).eval(job) is asked
 
 
 def test_only_a_record_written_as_its_job_ended_stops_the_read() -> None:

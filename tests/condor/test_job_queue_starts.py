@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import classad2
 
+from advisor.condor.epochs import EPOCH_PROJECTION, attempt_events
 from advisor.condor.job_queue import QueueTracker
 from plugins.contract.events import AttemptStarted, JobQueued
 
@@ -77,3 +78,67 @@ def test_a_job_that_ran_between_two_polls_is_reported_queued_from_its_epoch_ad()
     assert queue.queued_unseen("7.5", epoch) == [JobQueued(NOW + 5, "7.5", "bo")]
     evicted_before = {**epoch, "NumJobStarts": 2}  # a second attempt: its submission was seen
     assert queue.queued_unseen("7.5", evicted_before) == []
+
+
+def test_what_the_epoch_path_reads_is_asked_of_the_schedd() -> None:
+    """The schedd returns only the projection: a job that ran between two polls is reported
+    queued, with its cores, from the epoch ad as it comes (not from a whole ad)."""
+    whole = classad2.parseOne(
+        'ClusterId = 7\nProcId = 8\nRemoteHost = "slot1_1@pc1"\nJobCurrentStartDate = 1700000040\n'
+        "EpochWriteDate = 1700000100\nQDate = 1700000005\nNumJobStarts = 1\n"
+        'Owner = "bo"\nRequestCpus = 4\nAllowedExecuteDuration = 7200\nImageSize = 1000\n'
+    )
+    epoch = {k: whole[k] for k in EPOCH_PROJECTION if k in whole}
+    queue = QueueTracker()
+    queue.update([], NOW)
+    assert queue.queued_unseen("7.8", epoch) == [
+        JobQueued(NOW + 5, "7.8", "bo", expected_runtime_s=7200.0, cpus=4)
+    ]
+    cores: list[int] = []
+
+    def draw(machine: str, start: float, end: float, n: int) -> float:
+        cores.append(n)
+        return 0.0
+
+    attempt_events(epoch, draw)
+    assert cores == [4]
+
+
+def idle(proc: int, **attrs: float) -> classad2.ClassAd:
+    ad = classad2.parseOne(f'ClusterId = 9\nProcId = {proc}\nJobStatus = 1\nOwner = "al"\n')
+    ad.update(attrs)
+    return ad
+
+
+def queued_at(events: list) -> dict[str, float]:
+    return {e.job_id: e.time for e in events if isinstance(e, JobQueued)}
+
+
+def test_a_late_materialized_job_waits_from_its_materialization() -> None:
+    """A job factory's procs inherit the cluster's QDate and EnteredCurrentStatus: dated by
+    them, a proc materialized two days on had waited two days on arrival (and one that started
+    before a poll saw it was not reported queued at all)."""
+    cluster = NOW - 2 * 86400
+    queue = QueueTracker()
+    queue.update([], NOW)
+    made = {"QDate": cluster, "EnteredCurrentStatus": cluster, "JobMaterializeDate": NOW + 20}
+    events, _ = queue.update([idle(0, **made)], NOW + 60)
+    assert queued_at(events) == {"9.0": NOW + 20}
+    ran = running(1, NOW + 90)
+    ran.update({"QDate": int(cluster), "JobMaterializeDate": int(NOW + 70), "NumJobStarts": 1})
+    events, _ = queue.update([idle(0, **made), ran], NOW + 120)
+    assert queued_at(events) == {"7.1": NOW + 70}
+
+
+def test_a_job_new_since_the_last_poll_waits_from_then_whatever_its_ad_says() -> None:
+    """A job's user may set its EnteredCurrentStatus (condor_qedit, or +EnteredCurrentStatus at
+    submit): a wait of days on arrival would be a sample of the arms' overhead, and 30 such jobs
+    in the treated arm tripped the control group's guard for the whole pool."""
+    queue = QueueTracker()
+    queue.update([], NOW)
+    events, _ = queue.update([idle(0, QDate=NOW + 10, EnteredCurrentStatus=1.0)], NOW + 60)
+    assert queued_at(events) == {"9.0": NOW}
+    held = idle(1, QDate=NOW - 9000, EnteredCurrentStatus=NOW - 9000, JobStatus=5)
+    queue.update([held], NOW + 120)
+    released = idle(1, QDate=NOW - 9000, EnteredCurrentStatus=NOW + 150)
+    assert queued_at(queue.update([released], NOW + 180)[0]) == {"9.1": NOW + 150}

@@ -64,6 +64,12 @@ def test_a_job_past_the_bound_is_matched_as_without_advice(
     # submitted long ago, but requeued by an eviction half a bound ago: still advised
     requeued = {"QDate": int(time.time() - 10 * BOUND_S)}
     assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, BOUND_S / 2, BOUND_S, requeued) is False
+    # a job factory's proc inherits its cluster's EnteredCurrentStatus: it waits from the time
+    # it was materialized, not as if it had waited since its cluster's submission
+    made = {"JobMaterializeDate": int(time.time() - 60)}
+    assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 2 * BOUND_S, BOUND_S, made) is False
+    made = {"JobMaterializeDate": int(time.time() - 2 * BOUND_S)}
+    assert evaluate(startd_ad, "ADVISOR_ALLOWS", advice, 3 * BOUND_S, BOUND_S, made) is True
 
 
 def test_held_slots_stay_in_matchmaking_only_with_a_bound(startd_ad: dict[str, Any]) -> None:

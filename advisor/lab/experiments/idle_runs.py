@@ -90,8 +90,9 @@ def monthly_accuracy(
         load_history(policy, trace, t)
         policy.retrain(t)
     load_history(policy, trace, trace.end)
-    if policy.trainer.trained_until is not None:  # score the last month too
-        policy.trainer.score(policy.models, policy.trainer.trained_until, trace.end)
+    trainer = policy.trainer
+    if trainer.trained_until is not None:  # score the last month too
+        trainer.score(trainer.layout, policy.models, trainer.trained_until, trace.end)
     return {"seed": seed, "accuracy": policy.trainer.accuracy, "training": policy.trainer.log}
 
 

@@ -38,6 +38,38 @@ def positive_number(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """A number from 0 to 1 (``--balance``)."""
+    value = number(text) if text.strip() else math.nan
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    """A number, 0 or more (``--target-kl``, ``--entropy``: 0 turns them off)."""
+    try:
+        value = number(text)
+    except argparse.ArgumentTypeError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0, got {text!r}")
+    return value
+
+
+def duration_text(text: str) -> str:
+    """A duration as the configuration writes one (``90s``, ``6h``), passed on as it is."""
+    from advisor.daemon.fields import ConfigError, duration
+
+    try:
+        duration(text, "it")
+    except ConfigError:
+        raise argparse.ArgumentTypeError(
+            f"must be seconds or a duration like 90s, 5m, 1h, 2d, got {text!r}"
+        ) from None
+    return text
+
+
 def count(text: str) -> int:
     """A whole number from 1 (``--days``, ``--workers``)."""
     if not (text.isdigit() and int(text) >= 1):

@@ -88,6 +88,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`| head`): not an error of ours to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback (the daemon has its own)
+        out = vars(args).get("out")
+        kept = f"; what {out} holds may be incomplete: run it again" if out else ""
+        print(f"htcondor-advisor {args.command}: interrupted{kept}", file=sys.stderr)
+        return 130
     except Exception as exc:
         if not isinstance(exc, user_errors()):
             raise

@@ -475,3 +475,44 @@ def test_a_replay_takes_0_for_off_as_the_configuration_does(tmp_path: Path) -> N
     assert jobs[0] == jobs[1] == jobs[2]
     assert main([*base, "--control-percent", "10", "--out", str(tmp_path / "split")]) == 0
     assert (tmp_path / "split/jobs.csv").read_text() != jobs[0]  # (the comparison can fail)
+
+
+def test_ctrl_c_while_a_replay_writes_is_one_line_and_leaves_no_summary_of_another_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a traceback, and the earlier run's summary.json beside a jobs.csv cut short:
+    ``report --replay`` read them as one run, with exit 0."""
+    import simulator.campus.summary as summary
+
+    argv = ["replay", "--scenario", "campus", "--days", "7", "--scale", "0.02", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(summary, "_write_jobs", interrupted)
+    capsys.readouterr()
+    assert main([*argv, "--seed", "2", "--out", str(tmp_path)]) == 130
+    (said,) = capsys.readouterr().err.strip().splitlines()
+    assert said.startswith("htcondor-advisor replay: interrupted; what ") and "run it again" in said
+    assert not (tmp_path / "summary.json").exists()
+
+
+def test_a_scenario_written_again_is_moved_in_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped on the way, it left the new machines.yaml beside the earlier owners.csv and
+    jobs.csv, which replayed without a word as a pool that never was."""
+    import simulator.traces as traces
+
+    argv = ["scenario", "campus", "--days", "7", "--scale", "0.02", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.suffix != ".png"}
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(traces, "write_jobs", interrupted)
+    assert main([*argv, "--seed", "2"]) == 130
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.suffix != ".png"}
+    assert after == before  # the earlier run's files, all of them, and nothing aside

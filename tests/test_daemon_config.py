@@ -40,7 +40,9 @@ def test_example_config_is_valid_and_annotated(tmp_path: Path) -> None:
     # one port everywhere: the execute points' hook asks the port the example listens on, on
     # the pool's network, and the example lets more than loopback read (no warning)
     assert config.publish["listen"] == ("0.0.0.0", 9681)
-    hook_conf = (EXAMPLE.parents[1] / "deploy/execute-point/50-htcondor-advisor.conf").read_text()
+    hook_conf = (
+        EXAMPLE.parents[1] / "deploy/execute-point/50-htcondor-advisor-execute-point.conf"
+    ).read_text()
     assert "ADVISOR_URL = http://$(CONDOR_HOST):9681\n" in hook_conf
     assert exposure_warnings(config.publish) == []
     assert config.learning["retrain"] == "0 0 1 * *"

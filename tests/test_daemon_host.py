@@ -325,6 +325,46 @@ def test_live_scheduler_runs_every_job_and_snapshots_on_stop(tmp_path: Path) -> 
     assert daemon.store.load_newest() is not None
 
 
+class SlowLearner(Ranker):
+    """A retraining that takes until it is let go, as a large pool's takes minutes."""
+
+    NAME = "slow-learner"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.training, self.let_go = threading.Event(), threading.Event()
+
+    def retrain(self, now: float) -> None:
+        self.training.set()
+        self.let_go.wait(30)
+
+
+def test_a_stop_during_a_retraining_saves_the_snapshot_without_waiting_for_it(
+    tmp_path: Path,
+) -> None:
+    """systemd kills a unit that has not stopped within TimeoutStopSec (60 s), and waiting
+    for a retraining of minutes lost the snapshot the stop writes."""
+    daemon, _ = make_daemon(tmp_path, [1000.0])
+    daemon.config.state["snapshot_interval"] = 3600.0
+    learner = daemon.host.policy = SlowLearner(PolicyContext(machines={}))
+    control = Control()
+    args = (daemon, control, lambda: None, time.time, 1000.0)  # a refit at start: at once
+    runner = threading.Thread(target=run_live, args=args)
+    runner.start()
+    try:
+        assert learner.training.wait(20)
+        control.stop.set()
+        deadline = time.monotonic() + 10
+        while daemon.store.load_newest() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert daemon.store.load_newest() is not None and learner.training.is_set()
+        assert not learner.let_go.is_set()  # saved while the retraining still ran
+    finally:
+        control.stop.set()
+        learner.let_go.set()
+        runner.join(20)
+
+
 def test_report_on_a_daemon_without_a_control_group_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -696,8 +736,9 @@ def test_a_machine_described_otherwise_after_it_joined_is_said_once(
         host.join({"a": roomed})
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
         "1 machine(s) are now described otherwise than the policy learned them (a: cluster "
-        "'pool' -> 'lab-a'); it goes on with what it learned, and so does the energy counted: "
-        "to learn them as they are, start the daemon on an empty state directory"
+        "'pool' -> 'lab-a'); the policy goes on with what it learned (the energy counted "
+        "follows the pool): to learn them as they are, start the daemon on an empty state "
+        "directory"
     ]
     assert host.machines["a"] == first
 

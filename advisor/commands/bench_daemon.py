@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from advisor.arg_types import count, positive_number, whole_number
+from advisor.arg_types import count, duration_text, positive_number, whole_number
 from plugins.contract.option_pairs import parse_sets
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -36,7 +36,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=whole_number, default=3)
     parser.add_argument("--kills", type=count, default=20, help="crash: SIGKILLs")
     parser.add_argument("--speed", type=positive_number, default=40_000.0, help="crash: twin speed")
-    parser.add_argument("--snapshot-interval", default="6h", help="crash: simulated interval")
+    parser.add_argument(
+        "--snapshot-interval", type=duration_text, default="6h", help="crash: simulated interval"
+    )
     parser.add_argument("--connections", type=count, default=1000, help="idle-connections: held")
     parser.add_argument(
         "--hold", type=positive_number, default=60.0, help="idle-connections: wall s"

@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
     for model, what in MODELS.items():
         print(_row(model, what, width))
     for name, cls in sorted(available().items()):
-        oracle = "  [oracle: replay only]" if cls.NEEDS_ORACLE else ""
+        where = "replay or twin" if "campus" in cls.SERVES else "replay only"  # (config_policy)
+        oracle = f"  [oracle: {where}]" if cls.NEEDS_ORACLE else ""
         models = ", ".join(sorted(cls.SERVES))
         print(f"\n{name}  (version {cls.VERSION}; models: {models}){oracle}")
         print(_wrap(first_paragraph(cls.__doc__), width, "    "))

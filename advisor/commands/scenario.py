@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import tempfile
 from pathlib import Path
 
 from advisor.arg_types import count, output_directory, positive_number, whole_number
@@ -39,10 +41,18 @@ def run(args: argparse.Namespace) -> int:
     trace = generate_campus(config, args.days, args.scale, args.seed)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    write_inventory(trace.inventory, out / "machines.yaml")
-    write_owner_sessions(trace.owners, trace.inventory, out / "owners.csv")
-    write_jobs(trace.jobs, out / "jobs.csv")
-    plots = plot_scenario(trace, out)
+    # written aside, then moved in together: a run stopped on the way (Ctrl-C) leaves no
+    # machines.yaml of one run beside the owners.csv of another, which would replay as a pool
+    staging = Path(tempfile.mkdtemp(dir=out, prefix=".scenario-"))
+    try:
+        write_inventory(trace.inventory, staging / "machines.yaml")
+        write_owner_sessions(trace.owners, trace.inventory, staging / "owners.csv")
+        write_jobs(trace.jobs, staging / "jobs.csv")
+        plots = [out / p.name for p in plot_scenario(trace, staging)]
+        for written in staging.iterdir():
+            written.replace(out / written.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     print(
         f"{len(trace.inventory.machines)} machines in {len(trace.inventory.clusters)} clusters, "
         f"{len(trace.owners)} owner sessions, {len(trace.jobs)} jobs over {args.days} days"

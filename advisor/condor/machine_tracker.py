@@ -56,6 +56,11 @@ class MachineTracker:
     owner_since: dict[str, float] = field(default_factory=dict)
     preempting_since: dict[str, float] = field(default_factory=dict)
     power: dict[str, str] = field(default_factory=dict)
+    busy_at: dict[str, float] = field(default_factory=dict)
+    """When each machine last ran a job (a reading with a Claimed slot): a partitionable slot
+    stays Unclaimed, its EnteredCurrentState the startd's start, while its dynamic slots run
+    jobs, so a machine whose last job just ended looked free for days (a static slot enters
+    Unclaimed as its job ends)."""
 
     def update(
         self, machines: Mapping[str, Sequence[SlotAd]], now: float, complete: bool = True
@@ -67,9 +72,10 @@ class MachineTracker:
         for name, slots in machines.items():
             events += self._machine(name, slots, now)
         for name in [m for m in self.power if m not in machines and complete]:
-            # gone by our clock; its session began by its own, which may run ahead of ours
+            # gone by our clock; its session began by its own, which may run ahead of ours. It
+            # stays off (not forgotten), so that its return is reported on: the idle policies
+            # count a machine off as taken until then.
             events += self._set_power(name, P.OFF, max(now, self.owner_since.get(name, now)))
-            del self.power[name]
         events.sort(key=lambda e: e.time)
         return events
 
@@ -79,6 +85,8 @@ class MachineTracker:
         events = self._set_power(name, power, clock)
         if power is not P.ON:
             return events
+        if any(s.state in ("Claimed", "Preempting") for s in slots):
+            self.busy_at[name] = clock
         preempting = [s.entered for s in slots if s.state == "Preempting" and s.entered]
         if preempting:
             self.preempting_since.setdefault(name, min(preempting))
@@ -122,9 +130,13 @@ class MachineTracker:
                 continue
             # a partitionable slot stays Unclaimed while its dynamic slots run jobs: it is a
             # candidate for what it has left, and none once that is nothing
-            unclaimed = [s for s in slots if s.state == "Unclaimed" and s.cpus > 0]
+            # (and memory: carved to its last MB, it takes no job)
+            unclaimed = [
+                s for s in slots if s.state == "Unclaimed" and s.cpus > 0 and s.memory_mb > 0
+            ]
             if unclaimed and name not in self.owner_since and self.power.get(name) == P.ON:
-                since = min(s.entered or 0.0 for s in unclaimed)
+                entered = min(s.entered or 0.0 for s in unclaimed)
+                since = max(entered, self.busy_at.get(name, 0.0))
                 cores = sum(s.cpus for s in unclaimed)
                 memory = sum(s.memory_mb for s in unclaimed)
                 can_sleep = all(s.can_sleep for s in slots)
@@ -136,9 +148,11 @@ class MachineTracker:
             "owner_since": dict(self.owner_since),
             "preempting_since": dict(self.preempting_since),
             "power": dict(self.power),
+            "busy_at": dict(self.busy_at),
         }
 
     def load(self, state: Mapping[str, Any]) -> None:
         self.owner_since = {k: float(v) for k, v in state.get("owner_since", {}).items()}
         self.preempting_since = {k: float(v) for k, v in state.get("preempting_since", {}).items()}
         self.power = {k: str(v) for k, v in state.get("power", {}).items()}
+        self.busy_at = {k: float(v) for k, v in state.get("busy_at", {}).items()}

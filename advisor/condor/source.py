@@ -104,10 +104,13 @@ class CondorPoolSource:
         if ads is not None:
             grouped = group_by_machine(ads)
             self.slot_names = {m: merged_slots(slots) for m, slots in grouped.items()}
-            grown = [m for m in grouped if m not in self.machines]
-            for m in grown:
-                self.machines[m] = self.inventory(m, grouped[m])
-            if grown and self.journal is not None:
+            # each machine as the pool describes it now (cores after a reconfig, a room given
+            # later): each attempt's share of its power follows it, and the host says when the
+            # policy's description, learned when the machine joined, differs (host.join)
+            now_described = {m: self.inventory(m, slots) for m, slots in grouped.items()}
+            changed = [m for m, info in now_described.items() if self.machines.get(m) != info]
+            self.machines.update(now_described)
+            if changed and self.journal is not None:
                 self.journal.save_machines(self.machines)
             events += self.tracker.update(grouped, now, complete)
             self.shares.update(grouped, now)

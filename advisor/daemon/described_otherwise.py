@@ -3,8 +3,9 @@
 The policies place a machine when it joins (a room's owner rates, a bandit's actions, an idle
 model per room), and a restart joins the machines its snapshot describes before the pool is
 asked. So a machine given an ``AdvisorCluster`` after the daemon first saw it, as
-deploy/execute-point invites room by room, or another type, watts or cores, stayed as it was in
-the policy and in the energy counted, and nothing said so. It is said now, once per machine.
+deploy/execute-point invites room by room, or another type, watts or cores, stays as it was in
+the policy, and nothing said so. It is said now, once per machine, as soon as the pool shows it
+(the source describes every machine anew at each poll, and the energy counted follows that).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def described_otherwise(
     more = f"; and {len(changes) - SHOWN} more" if len(changes) > SHOWN else ""
     return (
         f"{len(changes)} machine(s) are now described otherwise than the policy learned them "
-        f"({'; '.join(changes[:SHOWN])}{more}); it goes on with what it learned, and so does the "
-        "energy counted: to learn them as they are, start the daemon on an empty state directory"
+        f"({'; '.join(changes[:SHOWN])}{more}); the policy goes on with what it learned (the "
+        "energy counted follows the pool): to learn them as they are, start the daemon on an "
+        "empty state directory"
     )

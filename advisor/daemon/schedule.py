@@ -132,7 +132,11 @@ def run_live(
                 sd_notify("READY=1")
     finally:
         sd_notify("STOPPING=1")
-        scheduler.shutdown(wait=True)
+        # The snapshot first, then the wait for the jobs under way: a retraining takes minutes
+        # on a large pool, past the unit's TimeoutStopSec, and one cut short is made up at the
+        # next start (advisor/lab/relearn.py, missed_retraining).
+        scheduler.pause()
         daemon.snapshot(clock())
+        scheduler.shutdown(wait=True)
         daemon.stop_endpoint()
         log.info("stopped; snapshot saved in %s", daemon.store.directory)

@@ -127,6 +127,10 @@ def train_power(args: argparse.Namespace) -> None:
         began = time.perf_counter()
         meta["imitation_accuracy"] = warm_start(params, fit, args, rng, stopped, offer)
         meta["warm_seconds"] = time.perf_counter() - began
+        if stop.signal is not None:  # saved, a checkpoint would skip the warm start for good
+            stop.restore()
+            print(f"stopped by {stop.signal} during the warm start: nothing saved; run it again")
+            return
         print(f"warm start (with its validations) took {meta['warm_seconds']:.1f} s")
         if validation.path.exists():  # continue from the warm round chosen on validation
             params.update(load_checkpoint(validation.path)[0])

@@ -137,9 +137,18 @@ def _arms(result: ReplayResult) -> dict[str, Any]:
 
 
 def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> None:
-    """``summary.json`` and ``jobs.csv`` (one row per submitted job)."""
+    """``summary.json`` and ``jobs.csv`` (one row per submitted job). An earlier run's summary
+    goes first and the new one comes last, so a run stopped on the way (Ctrl-C) leaves no
+    summary beside a ``jobs.csv`` of another run for ``report`` to read as one."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    (out / "summary.json").unlink(missing_ok=True)
+    _write_jobs(result, out / "jobs.csv.tmp")
+    (out / "jobs.csv.tmp").replace(out / "jobs.csv")
+    (out / "summary.json.tmp").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    (out / "summary.json.tmp").replace(out / "summary.json")
+
+
+def _write_jobs(result: ReplayResult, path: Path) -> None:
     book = result.book
     submit = np.asarray(book.submit_t)
     keep = submit < result.trace.end
@@ -163,7 +172,7 @@ def write_outputs(result: ReplayResult, summary: dict[str, Any], out: Path) -> N
     flags = [str(int(j in released)) for j in kept]
     last = [book.machine_names[m] if m >= 0 else "" for m in np.asarray(book.machine)[kept]]
     arms = [f",{CONTROL if j in control else TREATED},{m}" for j, m in zip(kept, last, strict=True)]
-    with (out / "jobs.csv").open("w") as fh:
+    with path.open("w") as fh:
         fh.write("job_id,submit,finish,attempts,overhead_s,good_wh,wasted_wh")
         fh.write(",released" if bounded else "")
         fh.write(",arm,machine\n" if control else "\n")

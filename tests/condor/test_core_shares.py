@@ -3,7 +3,9 @@ share a partitionable machine share its power, on real ``condor_status -long`` s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,3 +52,37 @@ def test_a_machine_of_single_slots_charges_each_job_the_whole_machine(shared_dat
     one = MachineInfo(ads[0]["Machine"], "lab", "n", 57.0, 40.0, 2.0, jobs_at_once=1)
     assert shares.mean_watts(one, T, T + 600, 4) == 57.0  # its cores are all the job's
     assert shares.mean_watts(None, T, T + 600, 1) == 0.0  # a machine of unknown power
+
+
+def test_a_machine_reconfigured_to_more_cores_is_charged_by_its_cores_now(
+    shared_data: Path,
+) -> None:
+    """The source described a machine once, when it first saw it: after a reconfig from 8 to
+    16 cores each of 16 jobs was charged an eighth of its draw (twice its active power in all),
+    and the host could not say the machine had changed until a restart."""
+    from advisor.condor.factory import NORMAL_WATTS, machine_inventory
+    from advisor.condor.retry import Backoff
+    from advisor.condor.source import CondorPoolSource
+
+    ads = [dict(ad) for ad in machine_ads(shared_data, "StatusAds/partionable8core")]
+    pslot = next(ad for ad in ads if ad.get("PartitionableSlot"))
+    current: list[Mapping[str, Any]] = [{**pslot, "KeyboardIdle": 100000}]
+    source = CondorPoolSource(
+        query_startds=lambda: current,
+        schedds=[],
+        inventory=machine_inventory(NORMAL_WATTS, {}),
+        collector_backoff=Backoff("collector"),
+    )
+    host = pslot["Machine"]
+    assert source.poll(T).machines[host].jobs_at_once == 8
+    grown = {**current[0], "TotalSlotCpus": 16, "TotalCpus": 16.0, "Cpus": 0}
+    dynamic = next(ad for ad in ads if ad.get("DynamicSlot"))
+    jobs = [
+        {**dynamic, "Name": f"slot1_{i}@{host}", "Cpus": 1, "State": "Claimed"} for i in range(16)
+    ]
+    current[:] = [grown, *jobs]
+    info = source.poll(T + 600).machines[host]
+    assert info.jobs_at_once == 16
+    assert source.shares.mean_watts(info, T + 600, T + 4200, 1) == pytest.approx(
+        info.active_watts / 16
+    )

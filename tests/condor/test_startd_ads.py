@@ -53,7 +53,8 @@ def test_idle_keyboard_and_owner_state_transitions(shared_data: Path) -> None:
     tracker = MachineTracker(active_idle_s=900)
     assert tracker.update(group_by_machine(ads), now=0.0) == []
     (view,) = tracker.views(group_by_machine(ads))
-    assert view.state == "idle" and view.free_since == 1417808224
+    # free (one slot Unclaimed since 1417808224) but running jobs when read: idle from then on
+    assert view.state == "idle" and view.free_since == 1417808269
     # the owner returns: slot1's job is preempted, then the slot is in Owner state
     ads[0].update(State="Preempting", EnteredCurrentState=1417808300, MyCurrentTime=1417808301)
     assert tracker.update(group_by_machine(ads), now=0.0) == []
@@ -188,6 +189,12 @@ def test_a_machine_missing_from_a_collector_just_started_is_not_switched_off(
     assert tracker.update(machines, now=20.0) == []  # back, as it was: nothing happened
     (name,) = machines
     assert tracker.update({}, now=30.0) == [MachinePowerChanged(30.0, name, PowerState.OFF)]
+    assert tracker.update({}, now=40.0) == []  # (still off: said once)
+    # back: said, or the idle policies (and the bandits) count it taken by its owner for good
+    (slot,) = machines[name]
+    assert tracker.update(machines, now=50.0) == [
+        MachinePowerChanged(slot.clock or 50.0, name, PowerState.ON)
+    ]
 
 
 def test_a_session_of_a_machine_whose_clock_runs_ahead_never_ends_before_it_began(
@@ -230,3 +237,27 @@ def test_a_machine_whose_startd_would_ignore_hibernate_is_said_not_to_sleep(
         ad["CanHibernate"] = False  # no sleep state at all: nothing wakes it from one
     (view,) = tracker.views(group_by_machine(ads))
     assert view.can_sleep is False
+
+
+def test_a_partitionable_machine_is_free_from_its_last_job_s_end_not_its_startd_s_start(
+    shared_data: Path,
+) -> None:
+    """Its partitionable slot never leaves Unclaimed while its dynamic slots run jobs: its
+    EnteredCurrentState may be days old, and a timeout policy let the machine sleep as soon as
+    its last job ended (HIBERNATE acts on the standing "may-sleep" within a minute)."""
+    ads = _ads(shared_data, "StatusAds/partionable8core")
+    tracker = MachineTracker(active_idle_s=0)
+    tracker.update(group_by_machine(ads), now=0.0)
+    busy = [a for a in ads if a.get("SlotType") == "Dynamic"]
+    clock = max(a["MyCurrentTime"] for a in ads)
+    assert busy and tracker.views(group_by_machine(ads))[0].free_since == clock
+    idle = [a for a in ads if a.get("SlotType") != "Dynamic"]
+    for ad in idle:
+        ad["MyCurrentTime"] = clock + 600
+    tracker.update(group_by_machine(idle), now=0.0)
+    (view,) = tracker.views(group_by_machine(idle))
+    assert view.free_since == clock  # the last reading with a job on it, not when the
+    assert min(a["EnteredCurrentState"] for a in idle) < clock  # slot entered Unclaimed
+    for ad in idle:  # carved to its last MB: it takes no job, whatever cores it has left
+        ad["Memory"] = 0
+    assert tracker.views(group_by_machine(idle)) == []

@@ -55,7 +55,7 @@ mkdir -p /etc/condor/config.d
 echo 'CONDOR_HOST = 127.0.0.1' > /etc/condor/condor_config
 echo 'LOCAL_CONFIG_DIR = /etc/condor/config.d' >> /etc/condor/condor_config
 cp {MEDIA}/40-htcondor-advisor-expressions.conf /etc/condor/config.d/
-cp {MEDIA}/50-htcondor-advisor.conf /etc/condor/config.d/
+cp {MEDIA}/50-htcondor-advisor-central-manager.conf /etc/condor/config.d/
 echo 'ADVISOR_CONTROL_PERCENT = 0' > /etc/condor/config.d/99-as-the-test-pool.conf
 install -m 0644 {MEDIA}/htcondor-advisor.service /etc/systemd/system/
 systemctl daemon-reload && systemctl enable --now htcondor-advisor
@@ -105,7 +105,9 @@ def central_manager(
         shutil.copy(wheel, media)
         shutil.copy(PROJECT / "systemd/htcondor-advisor.service", media)
         shutil.copy(PROJECT / "deploy/common/40-htcondor-advisor-expressions.conf", media)
-        shutil.copy(PROJECT / "deploy/central-manager/50-htcondor-advisor.conf", media)
+        shutil.copy(
+            PROJECT / "deploy/central-manager/50-htcondor-advisor-central-manager.conf", media
+        )
         (media / "advisor.yaml").write_text(yaml.safe_dump(_config()))
         (media / "advisor.token").write_text(
             condor_pool.token("htcondor-advisor", "READ", "NEGOTIATOR")

@@ -34,16 +34,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table2", type=Path, help="table2.csv of idle-schedulers for figure 6")
 
 
+TABLE2 = ("policy", "seed", "energy_pct_random", "overhead_pct_random")
+"""The columns of idle-schedulers' table2.csv figure 6 reads."""
+
+
 def _read_table(path: Path) -> list[dict[str, Any]]:
+    """Read first, before any replay: a wrong file is one line naming it, not a KeyError
+    after the work (a spreadsheet's BOM and CRLF line ends are read too)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            table = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--table2 {path}: cannot be read ({exc})") from None
+    missing = [c for c in TABLE2 if not table or c not in table[0]]
+    if missing:
+        raise ConfigError(
+            f"--table2 {path}: no {', '.join(missing)} column(s); give the table2.csv "
+            "that experiment idle-schedulers wrote"
+        )
     rows: list[dict[str, Any]] = []
-    with open(path, newline="") as fh:
-        for row in csv.DictReader(fh):
-            pct = ("energy_pct_random", "overhead_pct_random")
-            rows.append({**row, **{k: float(row[k]) if row[k] else None for k in pct}})
+    for number, row in enumerate(table, start=2):
+        try:
+            pct = {k: float(row[k]) if row[k] else None for k in TABLE2[2:]}
+        except ValueError:
+            raise ConfigError(
+                f"--table2 {path}:{number}: the percentages must be numbers"
+            ) from None
+        rows.append({**row, **pct})
     return rows
 
 
 def run(args: argparse.Namespace) -> int:
+    table2 = _read_table(args.table2) if args.table2 is not None else []
     runs = [monthly_accuracy(seed, args) for seed in args.seeds]
     accuracy = [{"seed": r["seed"], **a} for r in runs for a in r["accuracy"]]
     if not accuracy:
@@ -57,8 +79,7 @@ def run(args: argparse.Namespace) -> int:
         plot_r2_by_month(accuracy, args.out / "fig7_r2_by_month.png"),
     ]
     rows = table_rows(run_policies(args, args.policies)) if args.policies else []
-    if args.table2 is not None:
-        rows += _read_table(args.table2)
+    rows += table2
     if rows:
         paths.append(plot_overhead_energy(rows, args.out / "fig6_overhead_energy.png"))
     for model in ("rf", "mlp"):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from advisor.arg_types import count, fraction
 from plugins.contract.policy import PolicyContext
 from simulator.grid_queue.lcg import DEFAULT_SITE, lcg_workload
 from simulator.grid_queue.run import GridSimulation, processors
@@ -29,10 +30,12 @@ HELP = "time of one utility-sarsa decision at the heaviest load (paper 002 sec. 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--fraction", type=float, default=0.2, help="synthetic interactive share")
+    parser.add_argument(
+        "--fraction", type=fraction, default=0.2, help="synthetic interactive share (0 to 1)"
+    )
     parser.add_argument("--swf", default=None, help="use this LCG SWF log (P=100) instead")
     parser.add_argument("--site", type=int, default=DEFAULT_SITE, help="SWF partition with --swf")
-    parser.add_argument("--repeat", type=int, default=200, help="timed decisions at the peak")
+    parser.add_argument("--repeat", type=count, default=200, help="timed decisions at the peak")
 
 
 def _policy(workload: GridWorkload) -> UtilitySarsaPolicy:

@@ -19,8 +19,12 @@ from advisor.lab.experiments.utility_report import (
     write_stats,
 )
 from advisor.lab.parallel import run_parallel
+from plugins.contract.option_pairs import parse_sets
+from plugins.contract.policy import OptionError, parse_options
+from plugins.contract.registry import policy_class
 from simulator.grid_queue.synthetic import mmn_workload
 from simulator.grid_queue.trial import Trial, run_trial
+from simulator.grid_queue.workload import DRAIN_JOBS
 
 NAME = "utility-synthetic"
 HELP = "paper 002 Table II and figures 3-5: fifo, edf, utility-sarsa on M/M/50 workloads"
@@ -49,7 +53,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def trials(args: argparse.Namespace) -> list[Trial]:
-    extra = dict(item.split("=", 1) for item in args.set)
+    """Every run, its options and workloads checked before any runs (each takes seconds)."""
+    extra = parse_sets(args.set)
+    parse_options(policy_class("utility-sarsa"), extra)
+    if args.jobs <= DRAIN_JOBS:
+        raise OptionError(
+            f"--jobs {args.jobs}: the last {DRAIN_JOBS} jobs are not counted (the queue drains"
+            f" then, paper 002 sec. V-B): give more, e.g. --jobs {DRAIN_JOBS + 1000}"
+        )
+    wrong = [f for f in args.fractions if not 0.0 < f < 1.0]
+    if wrong:
+        raise OptionError(f"--fractions: each must lie between 0 and 1, got {wrong[0]:g}")
     out = []
     for fraction in args.fractions:
         for feasible in (True, False):

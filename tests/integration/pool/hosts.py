@@ -40,18 +40,19 @@ HOOK = "/usr/libexec/condor/htcondor-advisor-hook"
 SHIPPED = {
     CM: [
         "common/40-htcondor-advisor-expressions.conf",
-        "central-manager/50-htcondor-advisor.conf",
+        "central-manager/50-htcondor-advisor-central-manager.conf",
         "power/20-advisor-rooster.config",
-        "access-point/50-htcondor-advisor.conf",  # the schedd runs here; the advisor edits jobs
+        # the schedd runs here; the advisor edits jobs (each role's file has a name of its own)
+        "access-point/50-htcondor-advisor-access-point.conf",
     ],
     "ep": [
         "common/40-htcondor-advisor-expressions.conf",
-        "execute-point/50-htcondor-advisor.conf",
+        "execute-point/50-htcondor-advisor-execute-point.conf",
         "power/10-advisor-hibernate.config",
     ],
     ACCESS_POINT: [
         "common/40-htcondor-advisor-expressions.conf",
-        "access-point/50-htcondor-advisor.conf",
+        "access-point/50-htcondor-advisor-access-point.conf",
     ],
 }
 

@@ -150,14 +150,16 @@ class ChrootPool:
         deploy = PROJECT / "deploy"
         shutil.copy(deploy / "common/40-htcondor-advisor-expressions.conf", test_dir)
         shutil.copy(
-            deploy / "central-manager/50-htcondor-advisor.conf",
+            deploy / "central-manager/50-htcondor-advisor-central-manager.conf",
             test_dir / "50-central-manager.conf",
         )
         shutil.copy(
-            deploy / "execute-point/50-htcondor-advisor.conf", test_dir / "50-execute-point.conf"
+            deploy / "execute-point/50-htcondor-advisor-execute-point.conf",
+            test_dir / "50-execute-point.conf",
         )
         shutil.copy(
-            deploy / "access-point/50-htcondor-advisor.conf", test_dir / "50-access-point.conf"
+            deploy / "access-point/50-htcondor-advisor-access-point.conf",
+            test_dir / "50-access-point.conf",
         )
         hook = self.host_path(HOOK)
         hook.parent.mkdir(parents=True, exist_ok=True)

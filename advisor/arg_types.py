@@ -27,34 +27,30 @@ def number(text: str) -> float:
     return value
 
 
-def positive_number(text: str) -> float:
-    """A number above 0 (``--scale``: a pool shrunk to nothing has nothing to replay)."""
+def _number_that(text: str, holds: Callable[[float], bool], said: str) -> float:
+    """``text`` as a number for which ``holds`` (a word that is no number never does)."""
     try:
         value = number(text)
     except argparse.ArgumentTypeError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}")
+        value = math.nan
+    if not holds(value):
+        raise argparse.ArgumentTypeError(f"must be {said}, got {text!r}")
     return value
+
+
+def positive_number(text: str) -> float:
+    """A number above 0 (``--scale``: a pool shrunk to nothing has nothing to replay)."""
+    return _number_that(text, lambda v: v > 0, "a number above 0")
 
 
 def fraction(text: str) -> float:
     """A number from 0 to 1 (``--balance``)."""
-    value = number(text) if text.strip() else math.nan
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
-    return value
+    return _number_that(text, lambda v: 0.0 <= v <= 1.0, "a number from 0 to 1")
 
 
 def non_negative(text: str) -> float:
     """A number, 0 or more (``--target-kl``, ``--entropy``: 0 turns them off)."""
-    try:
-        value = number(text)
-    except argparse.ArgumentTypeError:
-        value = -1.0
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number from 0, got {text!r}")
-    return value
+    return _number_that(text, lambda v: v >= 0, "a number from 0")
 
 
 def duration_text(text: str) -> str:

@@ -10,8 +10,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from advisor.arg_types import hour_or_none, hours_as_seconds, output_directory, whole_percent
-from advisor.commands.sources_args import add_source_args, source_spec
+from advisor.arg_types import hours_as_seconds, output_directory, whole_percent
+from advisor.commands.sources_args import (
+    add_reboot_hour,
+    add_source_args,
+    reboot_hour,
+    source_spec,
+)
 
 if TYPE_CHECKING:
     from simulator.campus.replay import ReplayResult
@@ -52,14 +57,7 @@ def add_pool_args(parser: argparse.ArgumentParser) -> None:
         "ADVISOR_CONTROL_PERCENT does live; per-arm figures for htcondor-advisor report "
         "(0, the default: none)",
     )
-    parser.add_argument(
-        "--reboot-hour",
-        type=hour_or_none,
-        default=argparse.SUPPRESS,  # (the campus's, read when the simulator is loaded)
-        metavar="HOUR",
-        help="the hour (UTC) the machines reboot each night unless an owner is logged in, or "
-        "none: a what-if for the pool's pool.reboot_hour (default: 3, the papers' campus)",
-    )
+    add_reboot_hour(parser, "a what-if for the pool's pool.reboot_hour")
     parser.add_argument(
         "--no-job-edits",
         action="store_true",
@@ -91,31 +89,27 @@ def run_replay(args: argparse.Namespace) -> ReplayResult:
     from plugins.contract.option_pairs import parse_sets
     from plugins.contract.registry import policy_for
     from simulator.campus.replay import build_policy, replay
-    from simulator.campus.rules import CAMPUS_REBOOT_HOUR, PoolRules
+    from simulator.campus.rules import PoolRules
     from simulator.sources import assemble
 
     policy_for(args.policy, "campus")  # before the trace: a wrong name fails at once
     trace, notes = assemble(source_spec(args))
     for note in notes:
         log.info(note)
-    reboot_hour = getattr(args, "reboot_hour", CAMPUS_REBOOT_HOUR)
-    if not hasattr(args, "reboot_hour") and (args.machines or args.fta):  # a site's own pool
-        log.info(
-            "the machines reboot at %02d:00 UTC each night unless an owner is logged in (the "
-            "papers' campus); --reboot-hour none, or your pool's hour, if yours do not",
-            CAMPUS_REBOOT_HOUR,
-        )
+    hour, said = reboot_hour(args)
+    if said:  # a site's own pool
+        log.info(said)
     policy = build_policy(
         args.policy,
         trace,
         with_agent(args.policy, parse_sets(args.set)),  # an agent file is read here
         seed=args.seed,
         parallel_map=process_map(progress=not args.no_progress),
-        reboot_hour=reboot_hour,
+        reboot_hour=hour,
     )
     with progress_bar(not args.no_progress) as update:
         rules = PoolRules(
-            reboot_hour=reboot_hour,
+            reboot_hour=hour,
             wait_bound_s=args.wait_bound,
             control_percent=args.control_percent,
             job_edits=not args.no_job_edits,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor.arg_types import count, positive_number, unreadable, whole_number
+from advisor.arg_types import count, hour_or_none, positive_number, unreadable, whole_number
 
 if TYPE_CHECKING:
     from simulator.sources import SourceSpec
@@ -42,6 +42,35 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
         choices=SLOT_LAYOUTS,
         help="every machine takes jobs this way (default: as the source says; campus: single)",
     )
+
+
+def add_reboot_hour(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--reboot-hour``, the nightly reboot a replay or a training assumes."""
+    parser.add_argument(
+        "--reboot-hour",
+        type=hour_or_none,
+        default=argparse.SUPPRESS,  # (the campus's, read when the simulator is loaded)
+        metavar="HOUR",
+        help="the hour (UTC) the machines reboot each night unless an owner is logged in, or "
+        f"none; {what} (default: 3, the papers' campus)",
+    )
+
+
+def reboot_hour(args: argparse.Namespace) -> tuple[float | None, str | None]:
+    """The hour ``--reboot-hour`` gives, and what to say where a site's own machines are
+    assumed to reboot as the papers' campus did."""
+    from simulator.campus.rules import CAMPUS_REBOOT_HOUR
+
+    if hasattr(args, "reboot_hour"):
+        return args.reboot_hour, None
+    if not (getattr(args, "machines", None) or getattr(args, "fta", None)):
+        return CAMPUS_REBOOT_HOUR, None
+    said = (
+        f"the machines reboot at {int(CAMPUS_REBOOT_HOUR):02d}:00 UTC each night unless an owner"
+        " is logged in (the papers' campus); --reboot-hour none, or your pool's hour, if yours"
+        " do not"
+    )
+    return CAMPUS_REBOOT_HOUR, said
 
 
 def source_spec(args: argparse.Namespace) -> SourceSpec:

@@ -6,8 +6,13 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
-from advisor.arg_types import count, hour_or_none, output_directory
-from advisor.commands.sources_args import add_source_args, source_spec
+from advisor.arg_types import count, output_directory
+from advisor.commands.sources_args import (
+    add_reboot_hour,
+    add_source_args,
+    reboot_hour,
+    source_spec,
+)
 from plugins.contract.policy import OptionError
 
 
@@ -18,14 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="idle-avg", help="an idle-* policy (its options)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy option")
     parser.add_argument("--workers", type=count, help="training processes (default: one per core)")
-    parser.add_argument(
-        "--reboot-hour",
-        type=hour_or_none,
-        default=argparse.SUPPRESS,  # (the campus's, read when the simulator is loaded)
-        metavar="HOUR",
-        help="the hour (UTC) the machines reboot each night unless an owner is logged in, or "
-        "none; the daemon's pool.reboot_hour must say the same (default: 3, the papers' campus)",
-    )
+    add_reboot_hour(parser, "the daemon's pool.reboot_hour must say the same")
     parser.add_argument("--out", type=output_directory, required=True, help="model store directory")
     parser.set_defaults(handler=run)
 
@@ -60,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     from plugins.contract.option_pairs import parse_sets
     from plugins.idle.policy import IdlePolicy
     from simulator.campus.replay import build_policy
-    from simulator.campus.rules import CAMPUS_REBOOT_HOUR
 
     until = month_start(args.until)
     trace = owner_trace(source_spec(args))
@@ -74,20 +71,16 @@ def run(args: argparse.Namespace) -> int:
             f"--until {args.until}: the trace ends before it (in {last}), and the months after "
             f"would be learned as owners' absence; choose a month up to {last}"
         )
-    reboot_hour = getattr(args, "reboot_hour", CAMPUS_REBOOT_HOUR)
-    if not hasattr(args, "reboot_hour") and args.machines:  # a site's own pool
-        print(
-            f"the machines reboot at {CAMPUS_REBOOT_HOUR:02d}:00 UTC each night unless an owner is"
-            " logged in (the papers' campus); --reboot-hour none, or your pool's hour, if yours"
-            " do not (the daemon's pool.reboot_hour must say the same)"
-        )
+    hour, said = reboot_hour(args)
+    if said:  # a site's own pool
+        print(f"{said} (the daemon's pool.reboot_hour must say the same)")
     policy = build_policy(
         args.policy,
         trace,
         parse_sets(args.set),
         seed=args.seed,
         parallel_map=process_map(workers=args.workers),
-        reboot_hour=reboot_hour,
+        reboot_hour=hour,
     )
     if not isinstance(policy, IdlePolicy):
         raise OptionError(f"--policy {args.policy!r}: choose an idle-* policy")
